@@ -1,0 +1,144 @@
+"""The exception hierarchy and the exit codes a user (or CI) can rely on.
+
+Two families:
+
+* ``HugindError`` and subclasses end a run. Each carries an ``exit_code`` and
+  a message that names the cause; the CLI prints the message, never a
+  traceback.
+* ``HostCallError`` and subclasses are raised by a capability while serving a
+  guest's request. They cross the ABI as data (``{"error": {"kind", "message"}}``)
+  and surface in JS as a thrown ``Error`` whose ``name`` is ``kind``. They do
+  not end the run unless the agent lets them propagate.
+"""
+
+from __future__ import annotations
+
+
+class ExitCode:
+    OK = 0
+    AGENT_FAILED = 1  # the agent threw, rejected, or reported an error
+    USAGE = 2  # bad command line, manifest, policy file or agent layout
+    POLICY_DENIED = 3  # --strict: at least one request was denied
+    LIMIT_EXCEEDED = 4  # deadline, fuel, memory or output cap hit
+    TRAP = 5  # the module trapped (unreachable, out of bounds, stack overflow)
+    BACKEND = 6  # the LLM backend failed (down, auth, overflow, ...)
+    ENGINE = 7  # the JS engine is missing, corrupt or failed to build
+    INTERNAL = 70  # a bug in hugind itself
+
+
+class HugindError(Exception):
+    """Base class of every error that ends a run with a clear message."""
+
+    exit_code: int = ExitCode.INTERNAL
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class UsageError(HugindError):
+    exit_code = ExitCode.USAGE
+
+
+class ManifestError(UsageError):
+    """agent.yaml (or a workflow / policy file) is malformed."""
+
+    def __init__(self, message: str, source: str | None = None) -> None:
+        super().__init__(f"{source}: {message}" if source else message)
+
+
+class EnvMissingError(UsageError):
+    """A ``required`` env name of the manifest is not set on the host."""
+
+
+class AgentFailed(HugindError):
+    """The agent ended with an uncaught JS exception or a reported error."""
+
+    exit_code = ExitCode.AGENT_FAILED
+
+    def __init__(self, name: str, message: str, stack: str = "") -> None:
+        text = f"{name}: {message}" if message else name
+        if stack:
+            text = f"{text}\n{stack.rstrip()}"
+        super().__init__(text)
+        self.name = name
+        self.js_message = message
+        self.stack = stack
+
+
+class StrictDenials(HugindError):
+    """``--strict``: the agent finished but the policy denied something."""
+
+    exit_code = ExitCode.POLICY_DENIED
+
+
+class LimitExceeded(HugindError):
+    exit_code = ExitCode.LIMIT_EXCEEDED
+
+
+class TrapError(HugindError):
+    exit_code = ExitCode.TRAP
+
+
+class EngineError(HugindError):
+    exit_code = ExitCode.ENGINE
+
+
+class BackendError(HugindError):
+    exit_code = ExitCode.BACKEND
+
+
+# --- errors that cross the ABI as data -------------------------------------
+
+
+class HostCallError(Exception):
+    """A capability refused or failed one guest request.
+
+    ``kind`` becomes the JS error's ``name``. Messages must not leak host
+    secrets: no env values, no absolute host paths outside allowed roots.
+    """
+
+    kind: str = "HostError"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def to_wire(self) -> dict[str, str]:
+        return {"kind": self.kind, "message": self.message}
+
+
+class PermissionDenied(HostCallError):
+    kind = "PermissionDenied"
+
+
+class InvalidArgument(HostCallError):
+    """The guest sent a malformed request (wrong type, missing field)."""
+
+    kind = "InvalidArgument"
+
+
+class NotFound(HostCallError):
+    kind = "NotFound"
+
+
+class HostIOError(HostCallError):
+    """An allowed operation failed on the host (I/O error, HTTP failure)."""
+
+    kind = "IOError"
+
+
+class Timeout(HostCallError):
+    kind = "Timeout"
+
+
+class LimitHit(HostCallError):
+    """A per-call cap (read size, response bytes, output) was exceeded."""
+
+    kind = "LimitExceeded"
+
+
+class ModuleLoadError(HostCallError):
+    """An import was refused or could not be loaded."""
+
+    kind = "ModuleError"

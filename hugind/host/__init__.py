@@ -1,0 +1,2 @@
+"""Capabilities the guest reaches through the host ABI: each acts only after
+the policy engine has said yes."""

@@ -1,0 +1,72 @@
+"""The contract between the ABI dispatcher and the capability modules.
+
+A capability module (``fs``, ``shell``, ``net``, ``llm`` ...) exports
+``OPS: tuple[Op, ...]``. Each ``Op`` names one request the guest can make,
+e.g. ``"fs.read_text"``. The dispatcher looks the name up, hands the handler
+the run's ``HostContext`` and the request's ``args`` dict, and sends back the
+return value (anything ``json.dumps`` accepts) or the ``HostCallError`` it
+raised. Synchronous ops run on the guest's thread while the guest waits;
+asynchronous ops run on a host worker thread and their result is delivered
+to the guest later as a completion (see ``runtimes/wasm/ABI.md``).
+
+Handlers must ask ``ctx.policy`` before acting and must raise
+``hugind.errors.InvalidArgument`` for malformed args rather than letting a
+``KeyError``/``TypeError`` escape (the dispatcher turns stray exceptions into
+an ``InternalError`` for the guest, which is a bug on our side).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hugind.errors import InvalidArgument
+
+Handler = Callable[["HostContext", dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class Op:
+    name: str
+    handler: Handler
+    is_async: bool = False
+
+
+@dataclass
+class HostContext:
+    """Everything a handler may need about the run it serves."""
+
+    policy: Any  # hugind.policy.PolicyEngine; typed loosely to keep floors apart
+    agent_root: Path
+    deadline: float = float("inf")  # time.monotonic() value ending the run
+    cancelled: threading.Event = field(default_factory=threading.Event)
+    # Extra per-run services (llm client, team bus, mcp hub ...) keyed by name.
+    services: dict[str, Any] = field(default_factory=dict)
+
+    def remaining(self) -> float:
+        """Seconds left before the run's deadline (never negative)."""
+        return max(0.0, self.deadline - time.monotonic())
+
+
+def arg(args: Mapping[str, Any], name: str, kind: type | tuple[type, ...], default: Any = ...) -> Any:
+    """Fetch ``args[name]`` checking its type; raise ``InvalidArgument`` naming it."""
+    if name not in args or args[name] is None:
+        if default is ...:
+            raise InvalidArgument(f"missing argument '{name}'")
+        return default
+    value = args[name]
+    # bool is an int subclass; never accept it where a number is wanted.
+    if isinstance(value, bool) and bool not in (kind if isinstance(kind, tuple) else (kind,)):
+        raise InvalidArgument(f"argument '{name}' must be {_kind_name(kind)}, got bool")
+    if not isinstance(value, kind):
+        raise InvalidArgument(f"argument '{name}' must be {_kind_name(kind)}, got {type(value).__name__}")
+    return value
+
+
+def _kind_name(kind: type | tuple[type, ...]) -> str:
+    kinds = kind if isinstance(kind, tuple) else (kind,)
+    return " or ".join(k.__name__ for k in kinds)
