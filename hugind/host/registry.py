@@ -34,6 +34,9 @@ class Op:
     name: str
     handler: Handler
     is_async: bool = False
+    # A streaming async op's handler takes a third argument, ``progress(value)``,
+    # which delivers an intermediate event (e.g. an LLM token) to the guest.
+    streams: bool = False
 
 
 @dataclass

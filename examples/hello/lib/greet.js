@@ -1,0 +1,3 @@
+export function greet(greeting, who) {
+  return `${greeting}, ${who}!`;
+}

@@ -1,0 +1,3 @@
+from hugind.cli import main
+
+main()

@@ -1,0 +1,122 @@
+"""What a guest reports about itself: its outcome, its tools, its prompt.
+
+The guest tells the host through ordinary host ops (``agent.done``,
+``agent.error``, ``agent.set_result``, ``agent.register_tool`` ...); the
+driver reads this state to know when the guest has finished something.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from hugind.errors import InvalidArgument
+from hugind.host.registry import HostContext, Op, arg
+
+MAX_TOOLS = 256
+
+
+@dataclass
+class GuestFailure:
+    name: str
+    message: str
+    stack: str = ""
+
+
+@dataclass
+class ToolDecl:
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass
+class AgentState:
+    finished: bool = False
+    has_value: bool = False
+    value: Any = None
+    failure: GuestFailure | None = None
+    explicit_result: bool = False
+    explicit_value: Any = None
+    tools: dict[str, ToolDecl] = field(default_factory=dict)
+    system_prompt: str = ""
+    max_turns: int | None = None
+    tool_results: dict[int, tuple[bool, Any]] = field(default_factory=dict)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def result(self) -> tuple[bool, Any]:
+        """(has_result, value): set_result wins over the returned value."""
+        if self.explicit_result:
+            return True, self.explicit_value
+        return self.has_value, self.value
+
+
+def state_of(ctx: HostContext) -> AgentState:
+    return ctx.services["agent"]
+
+
+def _done(ctx: HostContext, args: dict[str, Any]) -> None:
+    state = state_of(ctx)
+    state.has_value = bool(args.get("has_value"))
+    state.value = args.get("value")
+    state.finished = True
+
+
+def _error(ctx: HostContext, args: dict[str, Any]) -> None:
+    state = state_of(ctx)
+    state.failure = GuestFailure(
+        name=str(args.get("name") or "Error"),
+        message=str(args.get("message") or ""),
+        stack=str(args.get("stack") or ""),
+    )
+    state.finished = True
+
+
+def _set_result(ctx: HostContext, args: dict[str, Any]) -> None:
+    state = state_of(ctx)
+    state.explicit_result = True
+    state.explicit_value = args.get("value")
+
+
+def _register_tool(ctx: HostContext, args: dict[str, Any]) -> None:
+    state = state_of(ctx)
+    name = arg(args, "name", str)
+    if not name.replace("_", "").replace("-", "").replace(".", "").isalnum():
+        raise InvalidArgument(f"tool name {name!r} must use letters, digits, '_', '-' or '.' only")
+    if len(state.tools) >= MAX_TOOLS and name not in state.tools:
+        raise InvalidArgument(f"an agent may register at most {MAX_TOOLS} tools")
+    params = arg(args, "parameters", dict, {"type": "object", "properties": {}})
+    state.tools[name] = ToolDecl(name, arg(args, "description", str, ""), params)
+
+
+def _set_system_prompt(ctx: HostContext, args: dict[str, Any]) -> None:
+    state_of(ctx).system_prompt = arg(args, "prompt", str)
+
+
+def _set_max_turns(ctx: HostContext, args: dict[str, Any]) -> None:
+    turns = arg(args, "turns", (int, float))
+    if turns != int(turns) or not 1 <= turns <= 1000:
+        raise InvalidArgument(f"set_max_turns: expected a whole number from 1 to 1000, got {turns}")
+    state_of(ctx).max_turns = int(turns)
+
+
+def _tool_result(ctx: HostContext, args: dict[str, Any]) -> None:
+    call_id = arg(args, "call_id", int)
+    state = state_of(ctx)
+    if "error" in args and args["error"] is not None:
+        err = args["error"] if isinstance(args["error"], dict) else {}
+        state.tool_results[call_id] = (False, GuestFailure(str(err.get("name", "Error")), str(err.get("message", ""))))
+    else:
+        state.tool_results[call_id] = (True, args.get("value"))
+
+
+OPS: tuple[Op, ...] = (
+    Op("agent.done", _done),
+    Op("agent.error", _error),
+    Op("agent.set_result", _set_result),
+    Op("agent.register_tool", _register_tool),
+    Op("agent.set_system_prompt", _set_system_prompt),
+    Op("agent.set_max_turns", _set_max_turns),
+    Op("tool.result", _tool_result),
+)

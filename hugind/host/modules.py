@@ -1,0 +1,99 @@
+"""ES module resolution and loading for JS agents.
+
+The engine asks the host for every import, so these rules hold in one place
+whatever the guest does:
+
+* only relative specifiers (``./`` or ``../``) are accepted;
+* the resolved file must lie inside the agent root, also after symlinks;
+* only ``.js`` files are modules.
+
+Module names are POSIX paths relative to the agent root (``lib/util.js``);
+they are what stack traces show, so host paths never reach the agent.
+A prebuilt artifact supplies bytecode for the names it carries instead of
+sources (see ``hugind build``).
+"""
+
+from __future__ import annotations
+
+import base64
+import posixpath
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hugind.errors import ModuleLoadError
+from hugind.host.registry import HostContext, Op, arg
+
+PRELUDE_NAME = "hugind:prelude"
+MAX_MODULE_BYTES = 8 * 1024 * 1024
+
+
+@dataclass
+class ModuleSource:
+    """Where a run's modules come from: files under ``root`` or prebuilt bytecode."""
+
+    root: Path
+    bytecode: dict[str, bytes] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.root = self.root.resolve()
+
+    def resolve(self, base: str, specifier: str) -> str:
+        if not (specifier.startswith("./") or specifier.startswith("../")):
+            raise ModuleLoadError(
+                f"import '{specifier}' refused: only relative imports ('./' or '../') inside the agent are allowed"
+            )
+        if "\0" in specifier or "\\" in specifier:
+            raise ModuleLoadError(f"import '{specifier}' refused: invalid characters in the specifier")
+        base_dir = "" if base == PRELUDE_NAME else posixpath.dirname(base)
+        name = posixpath.normpath(posixpath.join(base_dir, specifier))
+        if name == ".." or name.startswith("../") or name.startswith("/"):
+            raise ModuleLoadError(f"import '{specifier}' from '{base}' refused: it resolves outside the agent root")
+        if not name.endswith(".js"):
+            raise ModuleLoadError(f"import '{specifier}' refused: only .js modules can be imported")
+        if name in self.bytecode:
+            return name
+        path = self.root / name
+        try:
+            real = path.resolve(strict=True)
+        except (FileNotFoundError, NotADirectoryError):
+            raise ModuleLoadError(f"import '{specifier}' from '{base}': module '{name}' not found") from None
+        except (OSError, RuntimeError) as exc:
+            raise ModuleLoadError(f"import '{specifier}': cannot resolve '{name}' ({exc.__class__.__name__})") from None
+        if not real.is_relative_to(self.root):
+            raise ModuleLoadError(f"import '{specifier}' refused: '{name}' is a link that leads outside the agent root")
+        if not real.is_file():
+            raise ModuleLoadError(f"import '{specifier}': '{name}' is not a file")
+        return name
+
+    def load(self, name: str) -> dict[str, Any]:
+        if name in self.bytecode:
+            return {"bytecode": base64.b64encode(self.bytecode[name]).decode("ascii")}
+        # Re-check: a guest could ask for a name it never resolved.
+        resolved = self.resolve(PRELUDE_NAME, "./" + name)
+        path = (self.root / resolved).resolve(strict=True)
+        size = path.stat().st_size
+        if size > MAX_MODULE_BYTES:
+            raise ModuleLoadError(f"module '{name}' is {size} bytes, over the {MAX_MODULE_BYTES} byte limit")
+        try:
+            return {"source": path.read_text(encoding="utf-8")}
+        except UnicodeDecodeError:
+            raise ModuleLoadError(f"module '{name}' is not valid UTF-8") from None
+
+
+def _source(ctx: HostContext) -> ModuleSource:
+    return ctx.services["modules"]
+
+
+def _resolve(ctx: HostContext, args: dict[str, Any]) -> str:
+    return _source(ctx).resolve(arg(args, "base", str), arg(args, "specifier", str))
+
+
+def _load(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
+    return _source(ctx).load(arg(args, "name", str))
+
+
+OPS: tuple[Op, ...] = (
+    Op("module.resolve", _resolve),
+    Op("module.load", _load),
+)

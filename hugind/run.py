@@ -1,0 +1,152 @@
+"""One run of one agent: manifest -> env -> policy -> sandbox -> (loop) -> result.
+
+This is the public Python API behind ``hugind run``; tests and embedders
+call ``run_agent`` directly.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hugind.errors import EnvMissingError, ManifestError, StrictDenials
+from hugind.host.registry import Op
+from hugind.manifest import Agent, EnvVar
+from hugind.policy import AuditLog, PolicyEngine, build_policy
+from hugind.sandbox.instance import GuestIO, GuestLimits
+from hugind.sandbox.session import AgentSession, SessionConfig, base_ops, new_session_id
+
+OutputSink = Callable[[bytes], None]
+
+
+def _stdout(data: bytes) -> None:
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+
+
+def _stderr(data: bytes) -> None:
+    sys.stderr.buffer.write(data)
+    sys.stderr.buffer.flush()
+
+
+@dataclass
+class RunOptions:
+    args: list[str] = field(default_factory=list)
+    strict: bool = False
+    policy_file: Path | None = None
+    audit_path: Path | None = None
+    fuel: int | None = None
+    timeout: float | None = None  # can only shorten the manifest's limit
+    stdout: OutputSink = _stdout
+    stderr: OutputSink = _stderr
+    inherit_stdin: bool = False
+    stdin_path: Path | None = None
+    host_env: Mapping[str, str] | None = None
+    extra_ops: list[Op] = field(default_factory=list)
+    services: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class RunResult:
+    has_result: bool
+    value: Any
+    denials: int
+    elapsed_s: float
+
+
+def resolve_env(declared: tuple[EnvVar, ...], host_env: Mapping[str, str]) -> dict[str, str]:
+    """Only declared names pass; every missing required name fails the run."""
+    missing = [v.name for v in declared if v.required and v.name not in host_env]
+    if missing:
+        names = ", ".join(missing)
+        raise EnvMissingError(f"required environment variable{'s' if len(missing) > 1 else ''} not set: {names}")
+    return {v.name: host_env[v.name] for v in declared if v.name in host_env}
+
+
+def load_preset(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ManifestError(f"cannot read the policy file: {exc.strerror}", str(path)) from None
+    except yaml.YAMLError as exc:
+        raise ManifestError(f"invalid YAML: {str(exc).splitlines()[0]}", str(path)) from None
+    if not isinstance(data, dict):
+        raise ManifestError("a policy file must be a mapping", str(path))
+    return data
+
+
+def make_policy(agent: Agent, options: RunOptions) -> PolicyEngine:
+    preset = load_preset(options.policy_file) if options.policy_file else None
+    policy = build_policy(
+        agent.manifest.permissions,
+        runtime_fs_mode=agent.manifest.runtime_fs_mode,
+        agent_root=agent.root,
+        strict=options.strict,
+        preset=preset,
+    )
+    audit = AuditLog(options.audit_path) if options.audit_path else None
+    return PolicyEngine(policy, audit)
+
+
+def capability_ops() -> list[Op]:
+    from hugind.host import fs, net, shell
+
+    return [*fs.OPS, *shell.OPS, *net.OPS]
+
+
+def open_session(agent: Agent, options: RunOptions, engine: PolicyEngine, env: dict[str, str]) -> AgentSession:
+    limits = engine.policy.limits
+    fuel = options.fuel if options.fuel is not None else limits.fuel
+    timeout = limits.timeout if options.timeout is None else min(limits.timeout, options.timeout)
+    io = GuestIO(
+        stdout=options.stdout,
+        stderr=options.stderr,
+        inherit_stdin=options.inherit_stdin,
+        stdin_path=options.stdin_path,
+        argv=[agent.manifest.name, *options.args],
+        env=env,
+    )
+    session_meta = {"id": new_session_id(), "backend": None}
+    config = SessionConfig(
+        agent=agent,
+        policy=engine,
+        limits=GuestLimits(
+            memory_bytes=limits.memory_mb * 1024 * 1024, fuel=fuel, max_output_bytes=limits.max_output_bytes
+        ),
+        io=io,
+        ops=[*base_ops(), *capability_ops(), *options.extra_ops],
+        input={"args": list(options.args), "meta": {"session": session_meta, "env": env}},
+        timeout_s=timeout,
+        services=dict(options.services),
+    )
+    return AgentSession(config)
+
+
+def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
+    options = options or RunOptions()
+    started = time.monotonic()
+    host_env = os.environ if options.host_env is None else options.host_env
+    env = resolve_env(agent.manifest.env, host_env)
+    engine = make_policy(agent, options)
+    session = open_session(agent, options, engine, env)
+    try:
+        session.run_main()
+        has_result, value = session.result()
+    finally:
+        session.close()
+    return RunResult(has_result, value, engine.denials, time.monotonic() - started)
+
+
+def strict_verdict(result: RunResult) -> StrictDenials | None:
+    """Under --strict a run with any denial fails, even if the agent coped with it."""
+    if not result.denials:
+        return None
+    plural = "s" if result.denials > 1 else ""
+    return StrictDenials(f"--strict: the policy denied {result.denials} request{plural} during the run (see --audit)")

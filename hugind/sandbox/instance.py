@@ -1,0 +1,224 @@
+"""One guest: a wasmtime store + instance wired to the host ABI v1.
+
+The ``hugind`` imports (``call``, ``take``, ``submit``) bounds-check every
+pointer and length against the guest's memory before touching it; an abusive
+guest gets a negative status, never a host crash. See runtimes/wasm/ABI.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import wasmtime
+
+from hugind.errors import EngineError, LimitExceeded, TrapError
+from hugind.host.dispatch import Dispatcher
+from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
+
+# Status codes the hugind imports return to the guest (see ABI.md).
+E_FAULT = -1  # pointer/length outside the guest's memory
+E_TOO_BIG = -2  # request larger than MAX_REQUEST_BYTES
+E_NO_RESPONSE = -3  # take() without a response waiting
+E_SMALL_BUFFER = -4  # take() buffer smaller than the response (it stays queued)
+
+MAX_REQUEST_BYTES = 64 * 1024 * 1024
+ABI_VERSION = 1
+
+I32 = wasmtime.ValType.i32()
+
+OutputSink = Callable[[bytes], None]
+
+
+@dataclass
+class GuestLimits:
+    memory_bytes: int = 512 * 1024 * 1024
+    fuel: int | None = None
+    max_output_bytes: int = 16 * 1024 * 1024
+
+
+@dataclass
+class GuestIO:
+    stdout: OutputSink
+    stderr: OutputSink
+    stdin_path: Path | None = None  # None: the guest reads an empty stdin
+    inherit_stdin: bool = False
+    argv: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)
+    preopens: list[tuple[Path, str, bool]] = field(default_factory=list)  # host, guest, writable
+
+
+class GuestInstance:
+    def __init__(
+        self,
+        wasm_module: wasmtime.Module,
+        dispatcher: Dispatcher,
+        io: GuestIO,
+        limits: GuestLimits,
+        engine_config: EngineConfig,
+    ) -> None:
+        self.engine = get_engine(engine_config)
+        self.store = wasmtime.Store(self.engine)
+        self.store.set_limits(memory_size=limits.memory_bytes)
+        if engine_config.fuel:
+            self.store.set_fuel(limits.fuel or 0)
+        self.limits = limits
+        self.dispatcher = dispatcher
+        self._response: bytes | None = None
+        self._output_bytes = 0
+        self.interrupt_reason: str | None = None
+        self.store.set_wasi(self._wasi(io))
+
+        linker = wasmtime.Linker(self.engine)
+        linker.define_wasi()
+        ty = wasmtime.FuncType
+        linker.define_func("hugind", "call", ty([I32, I32], [I32]), self._call, access_caller=True)
+        linker.define_func("hugind", "take", ty([I32, I32], [I32]), self._take, access_caller=True)
+        linker.define_func("hugind", "submit", ty([I32, I32], [I32]), self._submit, access_caller=True)
+        self.store.set_epoch_deadline(seconds_to_ticks(60))
+        try:
+            self.instance = linker.instantiate(self.store, wasm_module)
+        except wasmtime.WasmtimeError as exc:
+            raise EngineError(f"cannot instantiate the module: {_first_line(exc)}") from None
+        self.exports = self.instance.exports(self.store)
+        memory = self.exports.get("memory")
+        if not isinstance(memory, wasmtime.Memory):
+            raise EngineError("the module does not export its linear memory as 'memory'")
+        self.memory = memory
+
+    # ---- WASI ------------------------------------------------------------------
+
+    def _wasi(self, io: GuestIO) -> wasmtime.WasiConfig:
+        wasi = wasmtime.WasiConfig()
+        wasi.argv = io.argv or ["agent"]
+        wasi.env = list(io.env.items())
+        if io.inherit_stdin:
+            wasi.inherit_stdin()
+        elif io.stdin_path is not None:
+            wasi.stdin_file = str(io.stdin_path)
+        wasi.stdout_custom = self._capped(io.stdout)
+        wasi.stderr_custom = self._capped(io.stderr)
+        for host, guest, writable in io.preopens:
+            wasi.preopen_dir(str(host), guest, fs_mutable=writable)
+        return wasi
+
+    def _capped(self, sink: OutputSink) -> Callable[[bytes], None]:
+        def write(data: bytes) -> None:
+            room = self.limits.max_output_bytes - self._output_bytes
+            if room <= 0:
+                return
+            chunk = bytes(data[:room])
+            self._output_bytes += len(chunk)
+            sink(chunk)
+            if len(data) > room:
+                # Stop the guest at its next epoch check instead of letting it
+                # spin writing into the void until the deadline.
+                self.interrupt(f"output cap of {self.limits.max_output_bytes} bytes exceeded")
+
+        return write
+
+    def interrupt(self, reason: str) -> None:
+        if self.interrupt_reason is None:
+            self.interrupt_reason = reason
+        self.store.set_epoch_deadline(1)
+
+    # ---- the hugind imports ------------------------------------------------------
+
+    def _read(self, caller: wasmtime.Caller, ptr: int, length: int) -> bytes | int:
+        ptr &= 0xFFFFFFFF
+        if length < 0:
+            return E_FAULT
+        if length > MAX_REQUEST_BYTES:
+            return E_TOO_BIG
+        if ptr + length > self.memory.data_len(caller):
+            return E_FAULT
+        return bytes(self.memory.read(caller, ptr, ptr + length))
+
+    def _call(self, caller: wasmtime.Caller, ptr: int, length: int) -> int:
+        req = self._read(caller, ptr, length)
+        if isinstance(req, int):
+            return req
+        self._response = self.dispatcher.call(req)
+        return len(self._response)
+
+    def _take(self, caller: wasmtime.Caller, ptr: int, cap: int) -> int:
+        if self._response is None:
+            return E_NO_RESPONSE
+        ptr &= 0xFFFFFFFF
+        size = len(self._response)
+        if cap < size:
+            return E_SMALL_BUFFER
+        if ptr + size > self.memory.data_len(caller):
+            return E_FAULT
+        self.memory.write(caller, self._response, ptr)
+        self._response = None
+        return size
+
+    def _submit(self, caller: wasmtime.Caller, ptr: int, length: int) -> int:
+        req = self._read(caller, ptr, length)
+        if isinstance(req, int):
+            return req
+        return self.dispatcher.submit(req)
+
+    # ---- entering the guest --------------------------------------------------------
+
+    def has_export(self, name: str) -> bool:
+        return isinstance(self.exports.get(name), wasmtime.Func)
+
+    def enter(self, name: str, *args: int, budget_s: float) -> int | None:
+        """Call export ``name`` with at most ``budget_s`` seconds of guest time."""
+        func = self.exports.get(name)
+        if not isinstance(func, wasmtime.Func):
+            raise EngineError(f"the module does not export '{name}'")
+        if self.interrupt_reason is None:
+            self.store.set_epoch_deadline(seconds_to_ticks(budget_s))
+        try:
+            return func(self.store, *args)
+        except wasmtime.ExitTrap as exc:
+            raise _Exit(exc.code) from None
+        except wasmtime.Trap as exc:
+            raise self._trap_error(exc) from None
+        except wasmtime.WasmtimeError as exc:
+            raise TrapError(f"wasm error: {_first_line(exc)}") from None
+
+    def _trap_error(self, trap: wasmtime.Trap) -> Exception:
+        code = trap.trap_code
+        if code == wasmtime.TrapCode.INTERRUPT:
+            if self.interrupt_reason:
+                return LimitExceeded(f"run stopped: {self.interrupt_reason}")
+            return LimitExceeded("run stopped: wall-clock deadline exceeded (permissions.limits.timeout)")
+        if code == wasmtime.TrapCode.OUT_OF_FUEL:
+            return LimitExceeded(f"run stopped: fuel exhausted ({self.limits.fuel} units, permissions.limits.fuel)")
+        if code == wasmtime.TrapCode.STACK_OVERFLOW:
+            return TrapError("wasm trap: stack overflow (recursion too deep)")
+        if code == wasmtime.TrapCode.MEMORY_OUT_OF_BOUNDS:
+            return TrapError("wasm trap: out-of-bounds memory access")
+        if code == wasmtime.TrapCode.UNREACHABLE:
+            return TrapError("wasm trap: unreachable instruction executed (the module aborted)")
+        return TrapError(f"wasm trap: {_first_line(trap)}")
+
+    def write_bytes(self, data: bytes, *, budget_s: float) -> int:
+        """Copy ``data`` into a fresh guest allocation (the guest frees it)."""
+        ptr = self.enter("hugind_alloc", len(data), budget_s=budget_s)
+        if not ptr:
+            raise LimitExceeded(f"the guest could not allocate {len(data)} bytes (memory cap reached?)")
+        ptr &= 0xFFFFFFFF
+        self.memory.write(self.store, data, ptr)
+        return ptr
+
+    def memory_used(self) -> int:
+        return self.memory.data_len(self.store)
+
+
+class _Exit(Exception):
+    """A WASI guest called proc_exit; handled by the driver."""
+
+    def __init__(self, code: int) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else exc.__class__.__name__

@@ -1,0 +1,129 @@
+"""One agent instance with its host: policy -> host ops -> wasm guest -> driver.
+
+``AgentSession`` is what the run orchestration (and the agentic loop's tool
+executor) talk to. It knows both guest kinds: the JS engine (the agent's
+modules are loaded through the host) and raw ``.wasm`` agents.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+import uuid
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from hugind import __version__
+from hugind.errors import AgentFailed
+from hugind.host import agent_state, clock, modules
+from hugind.host.agent_state import AgentState, GuestFailure
+from hugind.host.dispatch import Dispatcher
+from hugind.host.registry import HostContext, Op
+from hugind.manifest import Agent
+from hugind.sandbox.driver import GuestDriver
+from hugind.sandbox.engine import EngineConfig
+from hugind.sandbox.instance import GuestInstance, GuestIO, GuestLimits
+from hugind.sandbox.js_engine import engine_module
+
+JS_STACK_LIMIT = 786432
+JS_MEMORY_HEADROOM = 16 * 1024 * 1024  # left for the engine itself past the JS heap cap
+
+
+def base_ops() -> list[Op]:
+    """Ops every guest gets; capabilities are added by the caller."""
+    return [*agent_state.OPS, *modules.OPS, *clock.OPS]
+
+
+@dataclass
+class SessionConfig:
+    agent: Agent
+    policy: Any  # hugind.policy.PolicyEngine
+    limits: GuestLimits
+    io: GuestIO
+    ops: Iterable[Op]
+    input: dict[str, Any]
+    timeout_s: float
+    services: dict[str, Any] = field(default_factory=dict)
+    module_bytecode: dict[str, bytes] = field(default_factory=dict)
+    team: bool = False
+
+
+class AgentSession:
+    def __init__(self, config: SessionConfig) -> None:
+        self.config = config
+        agent = config.agent
+        self.state = AgentState()
+        self.modules = modules.ModuleSource(agent.root, dict(config.module_bytecode))
+        self.ctx = HostContext(
+            policy=config.policy,
+            agent_root=agent.root,
+            deadline=time.monotonic() + config.timeout_s,
+            services={"agent": self.state, "modules": self.modules, **config.services},
+        )
+        self.dispatcher = Dispatcher(self.ctx, config.ops)
+        engine_config = EngineConfig(fuel=config.limits.fuel is not None)
+        module = engine_module(engine_config)
+        self.instance = GuestInstance(module, self.dispatcher, config.io, config.limits, engine_config)
+        self.driver = GuestDriver(self.instance, self.dispatcher, self.ctx.deadline)
+        self._call_ids = itertools.count(1)
+        self._guest_lock = threading.Lock()  # the guest is single-threaded
+        self._initialize()
+
+    def _initialize(self) -> None:
+        if self.instance.has_export("_initialize"):
+            self.driver.enter("_initialize")
+        memory = self.config.limits.memory_bytes
+        js_heap = max(memory - JS_MEMORY_HEADROOM, memory // 2)
+        self.driver.enter("hugind_js_configure", min(js_heap, 2**31 - 1), JS_STACK_LIMIT)
+
+    # ---- running ----------------------------------------------------------------
+
+    def run_main(self) -> None:
+        """Evaluate the entry module (and, in script mode, call its default export)."""
+        agent = self.config.agent
+        entry_name = agent.entry.relative_to(agent.root).as_posix()
+        message = {
+            "entry": "./" + entry_name,
+            "mode": agent.manifest.mode,
+            "version": __version__,
+            "input": self.config.input,
+            "team": self.config.team,
+        }
+        with self._guest_lock:
+            self.driver.send("hugind_main", message)
+            self.driver.pump_until(lambda: self.state.finished, "the agent")
+        if self.state.failure is not None:
+            f = self.state.failure
+            raise AgentFailed(f.name, f.message, f.stack)
+
+    def result(self) -> tuple[bool, Any]:
+        return self.state.result()
+
+    def call_tools(self, calls: list[tuple[str, dict[str, Any]]]) -> list[tuple[bool, Any]]:
+        """Run several registered tools; they interleave in the guest and their
+        host work runs in parallel. Results come back in call order."""
+        with self._guest_lock:
+            ids = []
+            for name, args in calls:
+                call_id = next(self._call_ids)
+                ids.append(call_id)
+                payload = {"call_id": call_id, "name": name, "args": json.dumps(args, ensure_ascii=False)}
+                self.driver.send("hugind_tool", payload)
+            results = self.state.tool_results
+            self.driver.pump_until(lambda: all(i in results for i in ids), "a tool call")
+            return [results.pop(i) for i in ids]
+
+    @property
+    def denials(self) -> int:
+        return int(getattr(self.config.policy, "denials", 0))
+
+    def close(self) -> None:
+        self.dispatcher.close()
+
+
+def new_session_id() -> str:
+    return uuid.uuid4().hex
+

@@ -1,0 +1,260 @@
+"""Build the hugind JS engine: QuickJS-NG + shim.c + prelude.js -> wasm32-wasi reactor.
+
+Run by the hatchling build hook during ``pip install``, or by hand:
+
+    python runtimes/js/build_engine.py [--out DIR]
+
+Inputs, none of them committed to this repository:
+
+* QuickJS-NG's C sources, taken from the pinned ``quickjs-ng`` source
+  distribution (fetched with pip, sha256-checked before use), or from a local
+  directory named by ``HUGIND_QUICKJS_SRC`` (offline builds);
+* the C compiler from the ``ziglang`` package (``python -m ziglang cc``).
+
+The result is cached by the hash of every input (sources, shim, prelude,
+flags, compiler version), so a reinstall with nothing changed costs nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+QUICKJS_NG_VERSION = "0.17.0.2"
+QUICKJS_NG_SDIST_SHA256 = "43d2e48272208721a7aaea8e3f02d4b9318f12ef20cc4f5421b59d9a470706ef"
+QUICKJS_SOURCES = ("quickjs.c", "libregexp.c", "libunicode.c", "dtoa.c")
+ENGINE_NAME = "hugind-js.wasm"
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_OUT = HERE.parent.parent / "hugind" / "_engine"
+
+CFLAGS = (
+    "-target",
+    "wasm32-wasi",
+    "-O2",
+    "-fno-sanitize=undefined",  # zig enables UBSan traps by default in some modes
+    "-D_GNU_SOURCE",
+    "-DNDEBUG",
+)
+LDFLAGS = (
+    "-mexec-model=reactor",
+    # 4 MiB shadow stack; the engine is told to stop JS recursion well before it.
+    "-Wl,-z,stack-size=4194304",
+    "-Wl,--strip-debug",
+)
+
+
+class BuildError(RuntimeError):
+    """The engine could not be built; the message says what is missing."""
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _cache_dir() -> Path:
+    base = os.environ.get("HUGIND_BUILD_CACHE")
+    if base:
+        return Path(base)
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "hugind" / "engine-build"
+
+
+# ---- sources ------------------------------------------------------------------
+
+
+def _check_source_dir(path: Path) -> Path:
+    for candidate in (path, path / "upstream-quickjs"):
+        if all((candidate / name).is_file() for name in (*QUICKJS_SOURCES, "quickjs.h")):
+            return candidate
+    raise BuildError(
+        f"HUGIND_QUICKJS_SRC={path} does not contain the QuickJS-NG sources "
+        f"({', '.join(QUICKJS_SOURCES)}, quickjs.h)"
+    )
+
+
+def _download_sdist(dest: Path) -> Path:
+    cmd = [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--no-deps",
+        "--no-binary",
+        ":all:",
+        f"quickjs-ng=={QUICKJS_NG_VERSION}",
+        "-d",
+        str(dest),
+    ]
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    except FileNotFoundError as exc:  # pragma: no cover - no python?
+        raise BuildError(f"cannot run pip to fetch quickjs-ng sources: {exc}") from exc
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-5:])
+        raise BuildError(
+            f"could not download the quickjs-ng=={QUICKJS_NG_VERSION} source distribution with pip "
+            f"(is the package index reachable, and is pip available in the build environment?). "
+            f"Set HUGIND_QUICKJS_SRC to a local QuickJS-NG source tree to build offline.\n{tail}"
+        )
+    found = sorted(dest.glob("quickjs_ng-*.tar.gz")) + sorted(dest.glob("quickjs-ng-*.tar.gz"))
+    if not found:
+        raise BuildError(f"pip reported success but no quickjs-ng sdist is in {dest}")
+    return found[0]
+
+
+def _extract_sources(sdist: Path, dest: Path) -> Path:
+    digest = _sha256(sdist.read_bytes())
+    if digest != QUICKJS_NG_SDIST_SHA256:
+        raise BuildError(
+            f"quickjs-ng sdist {sdist.name} has sha256 {digest}, expected {QUICKJS_NG_SDIST_SHA256}; "
+            "refusing to build from unverified sources"
+        )
+    with tarfile.open(sdist) as tar:
+        members = [m for m in tar.getmembers() if "/upstream-quickjs/" in m.name and m.isfile()]
+        if not members:
+            raise BuildError(f"{sdist.name} has no upstream-quickjs/ directory")
+        tar.extractall(dest, members=members, filter="data")
+    return _check_source_dir(next(dest.glob("*/upstream-quickjs")))
+
+
+def locate_sources(workdir: Path) -> Path:
+    local = os.environ.get("HUGIND_QUICKJS_SRC")
+    if local:
+        return _check_source_dir(Path(local).expanduser().resolve())
+    cached = _cache_dir() / f"quickjs-ng-{QUICKJS_NG_VERSION}"
+    if cached.is_dir():
+        try:
+            return _check_source_dir(cached)
+        except BuildError:
+            shutil.rmtree(cached, ignore_errors=True)
+    download = workdir / "sdist"
+    download.mkdir()
+    src = _extract_sources(_download_sdist(download), workdir / "src")
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(dir=cached.parent))
+        shutil.copytree(src, tmp / "s")
+        os.replace(tmp / "s", cached)
+        shutil.rmtree(tmp, ignore_errors=True)
+    except OSError:
+        pass  # the cache is an optimisation only
+    return src
+
+
+# ---- compiler -----------------------------------------------------------------
+
+
+def _zig() -> list[str]:
+    try:
+        import ziglang  # noqa: F401
+    except ImportError as exc:
+        raise BuildError(
+            "the C compiler is missing: install the 'ziglang' package (pip install ziglang); "
+            "hugind compiles its JS engine with `python -m ziglang cc -target wasm32-wasi`"
+        ) from exc
+    return [sys.executable, "-m", "ziglang"]
+
+
+def _zig_version() -> str:
+    proc = subprocess.run([*_zig(), "version"], capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"`python -m ziglang version` failed: {proc.stderr.strip()}")
+    return proc.stdout.strip()
+
+
+def write_prelude_header(prelude: Path, dest: Path) -> None:
+    data = prelude.read_bytes()
+    rows = [", ".join(str(b) for b in data[i : i + 24]) for i in range(0, len(data), 24)]
+    body = ",\n    ".join(rows)
+    dest.write_text(
+        "/* generated from prelude.js by build_engine.py; do not edit */\n"
+        f"static const unsigned char hugind_prelude_src[] = {{\n    {body}\n}};\n"
+        f"static const unsigned long hugind_prelude_len = {len(data)};\n"
+    )
+
+
+def _compile(zig: list[str], src: Path, obj: Path, include: list[Path]) -> None:
+    cmd = [*zig, "cc", *CFLAGS, *[f"-I{i}" for i in include], "-c", str(src), "-o", str(obj)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"compiling {src.name} failed:\n{proc.stderr[-4000:]}")
+
+
+def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False) -> Path:
+    """Build (or reuse) the engine and place it in ``out_dir``; returns its path."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="hugind-build-") as tmp_name:
+        tmp = Path(tmp_name)
+        sources = locate_sources(tmp)
+        zig = _zig()
+        h = hashlib.sha256()
+        for name in (*QUICKJS_SOURCES, *sorted(p.name for p in sources.glob("*.h"))):
+            h.update(name.encode() + b"\0" + (sources / name).read_bytes())
+        for own in ("shim.c", "prelude.js"):
+            h.update(own.encode() + b"\0" + (HERE / own).read_bytes())
+        h.update(json.dumps([CFLAGS, LDFLAGS, _zig_version()]).encode())
+        key = h.hexdigest()
+        target = out_dir / ENGINE_NAME
+        info_path = out_dir / "BUILD_INFO.json"
+        cached = _cache_dir() / f"{key}.wasm"
+        if cached.is_file():
+            _install(cached, target, info_path, key, verbose, "cached")
+            return target
+
+        write_prelude_header(HERE / "prelude.js", tmp / "prelude.h")
+        units = [sources / n for n in QUICKJS_SOURCES] + [HERE / "shim.c"]
+        objs = [tmp / f"{u.stem}.o" for u in units]
+        include = [sources, tmp]
+        if verbose:
+            print(f"hugind: compiling the JS engine ({len(units)} units) with zig ...", file=sys.stderr)
+        with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
+            list(pool.map(lambda pair: _compile(zig, pair[0], pair[1], include), zip(units, objs)))
+        linked = tmp / ENGINE_NAME
+        cmd = [*zig, "cc", *CFLAGS, *LDFLAGS, *map(str, objs), "-o", str(linked)]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise BuildError(f"linking the engine failed:\n{proc.stderr[-4000:]}")
+        try:
+            cached.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(linked, cached.with_suffix(".tmp"))
+            os.replace(cached.with_suffix(".tmp"), cached)
+        except OSError:
+            pass
+        _install(linked, target, info_path, key, verbose, "built")
+        return target
+
+
+def _install(src: Path, target: Path, info_path: Path, key: str, verbose: bool, how: str) -> None:
+    tmp = target.with_suffix(".tmp")
+    shutil.copyfile(src, tmp)
+    os.replace(tmp, target)
+    info = {"input_hash": key, "quickjs_ng": QUICKJS_NG_VERSION, "sha256": _sha256(target.read_bytes())}
+    info_path.write_text(json.dumps(info, indent=2) + "\n")
+    if verbose:
+        print(f"hugind: JS engine {how}: {target} ({target.stat().st_size} bytes)", file=sys.stderr)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    ns = parser.parse_args()
+    try:
+        build(ns.out, verbose=True)
+    except BuildError as exc:
+        print(f"hugind: cannot build the JS engine: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

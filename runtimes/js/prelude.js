@@ -1,0 +1,387 @@
+// The JS side of the hugind engine. Evaluated once per instance as a script
+// whose value is a factory: the C shim calls it with `native` (host bridge,
+// raw stdio, UTF-8, bytecode) and gets back the dispatcher that every ABI
+// export enters through. `native` is captured here and never reaches
+// globalThis, so agent code only sees the globals below.
+(function (native) {
+  "use strict";
+  const G = globalThis;
+  const pending = new Map(); // op id -> {resolve, reject, onProgress}
+  const tools = new Map(); // agentic tool name -> execute function
+  let runInfo = { version: "unknown", input: null };
+
+  // ---- host calls ---------------------------------------------------------
+
+  function hostError(e) {
+    const err = new Error(String((e && e.message) || "host call failed"));
+    err.name = String((e && e.kind) || "HostError");
+    return err;
+  }
+
+  function call(op, args) {
+    const reply = JSON.parse(native.call(JSON.stringify({ op, args: args || {} })));
+    if (reply.error) throw hostError(reply.error);
+    return reply.ok;
+  }
+
+  function submit(op, args, onProgress) {
+    return new Promise((resolve, reject) => {
+      const id = native.submit(JSON.stringify({ op, args: args || {} }));
+      pending.set(id, { resolve, reject, onProgress });
+    });
+  }
+
+  function complete(id, text) {
+    const entry = pending.get(id);
+    if (!entry) return;
+    const reply = JSON.parse(text);
+    if ("progress" in reply) {
+      if (entry.onProgress) entry.onProgress(reply.progress);
+      return;
+    }
+    pending.delete(id);
+    if (reply.error) entry.reject(hostError(reply.error));
+    else entry.resolve(reply.ok);
+  }
+
+  // ---- formatting and stdio -----------------------------------------------
+
+  function inspect(value, seen) {
+    if (typeof value === "string") return value;
+    if (value === undefined) return "undefined";
+    if (typeof value === "function") return `[Function: ${value.name || "anonymous"}]`;
+    if (typeof value === "bigint") return `${value}n`;
+    if (typeof value === "symbol") return value.toString();
+    if (value instanceof Error) return value.stack ? `${value.name}: ${value.message}\n${value.stack}` : String(value);
+    if (value === null || typeof value !== "object") return String(value);
+    seen = seen || new Set();
+    if (seen.has(value)) return "[Circular]";
+    seen.add(value);
+    let out;
+    if (Array.isArray(value)) out = `[ ${value.map((v) => show(v, seen)).join(", ")} ]`;
+    else {
+      const parts = Object.keys(value).map((k) => `${k}: ${show(value[k], seen)}`);
+      out = parts.length ? `{ ${parts.join(", ")} }` : "{}";
+    }
+    seen.delete(value);
+    return out;
+  }
+
+  // Nested values: strings are quoted, as console.log does.
+  function show(value, seen) {
+    return typeof value === "string" ? JSON.stringify(value) : inspect(value, seen);
+  }
+
+  const format = (args) => Array.prototype.map.call(args, (a) => inspect(a)).join(" ");
+  const out = (text) => native.write(1, text);
+  const err = (text) => native.write(2, text);
+
+  function readLine() {
+    const byte = new Uint8Array(1);
+    const bytes = [];
+    while (native.read(0, byte) === 1) {
+      if (byte[0] === 10) break;
+      bytes.push(byte[0]);
+    }
+    if (bytes.length && bytes[bytes.length - 1] === 13) bytes.pop();
+    return native.decode(new Uint8Array(bytes), false);
+  }
+
+  function toBytes(input) {
+    if (input instanceof Uint8Array) return input;
+    if (input instanceof ArrayBuffer) return new Uint8Array(input);
+    if (ArrayBuffer.isView(input)) return new Uint8Array(input.buffer, input.byteOffset, input.byteLength);
+    throw new TypeError("expected an ArrayBuffer or an ArrayBuffer view");
+  }
+
+  class TextEncoder {
+    get encoding() {
+      return "utf-8";
+    }
+    encode(input = "") {
+      return native.encode(String(input));
+    }
+    encodeInto(input, dest) {
+      let read = 0;
+      let written = 0;
+      for (const ch of String(input)) {
+        const bytes = native.encode(ch);
+        if (written + bytes.length > dest.length) break;
+        dest.set(bytes, written);
+        written += bytes.length;
+        read += ch.length;
+      }
+      return { read, written };
+    }
+  }
+
+  class TextDecoder {
+    constructor(label = "utf-8", options = {}) {
+      const name = String(label).trim().toLowerCase();
+      if (name !== "utf-8" && name !== "utf8" && name !== "unicode-1-1-utf-8") {
+        throw new RangeError(`The "${label}" encoding is not supported`);
+      }
+      this.fatal = Boolean(options.fatal);
+      this.ignoreBOM = Boolean(options.ignoreBOM);
+    }
+    get encoding() {
+      return "utf-8";
+    }
+    decode(input = new Uint8Array(0)) {
+      let bytes = toBytes(input);
+      if (!this.ignoreBOM && bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
+        bytes = bytes.subarray(3);
+      }
+      return native.decode(bytes, this.fatal);
+    }
+  }
+
+  // ---- globals: output, input, args, result ---------------------------------
+
+  function install(name, value) {
+    Object.defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
+  }
+
+  install("TextEncoder", TextEncoder);
+  install("TextDecoder", TextDecoder);
+  install("print", (...args) => void out(format(args) + "\n"));
+  install("print_raw", (...args) => void out(format(args)));
+  install("eprint", (...args) => void err(format(args) + "\n"));
+  install("input", (prompt) => {
+    if (prompt !== undefined) out(String(prompt));
+    return readLine();
+  });
+  install("hugind_version", () => runInfo.version);
+  install("get_args_json", () => JSON.stringify(runInfo.input));
+  install("get_args", () => JSON.stringify(runInfo.input));
+  install("set_result", (value) => {
+    call("agent.set_result", { value: value === undefined ? null : value });
+  });
+  install("console", {
+    log: (...a) => void out(format(a) + "\n"),
+    info: (...a) => void out(format(a) + "\n"),
+    debug: (...a) => void out(format(a) + "\n"),
+    error: (...a) => void err(format(a) + "\n"),
+    warn: (...a) => void err(format(a) + "\n"),
+  });
+  install("Javy", {
+    IO: {
+      readSync(fd, data) {
+        if (!(data instanceof Uint8Array)) throw new TypeError("Data needs to be an Uint8Array");
+        return native.read(fd, data);
+      },
+      writeSync(fd, data) {
+        if (!(data instanceof Uint8Array)) throw new TypeError("Data needs to be an Uint8Array");
+        return native.write(fd, data);
+      },
+    },
+  });
+
+  // setTimeout over the host clock: the host sleeps on a worker thread, so
+  // timers never block other async work and respect the run's deadline.
+  let nextTimer = 1;
+  const liveTimers = new Set();
+  install("setTimeout", (fn, ms = 0, ...args) => {
+    const id = nextTimer++;
+    liveTimers.add(id);
+    submit("time.sleep", { ms: Math.max(0, Number(ms) || 0) }).then(() => {
+      if (liveTimers.delete(id)) fn(...args);
+    });
+    return id;
+  });
+  install("clearTimeout", (id) => void liveTimers.delete(id));
+
+  // ---- globals: capabilities (every one is checked by the host policy) -----
+
+  const fs = {
+    cwd: () => call("fs.cwd"),
+    exists: (path) => call("fs.exists", { path }),
+    is_file: (path) => call("fs.is_file", { path }),
+    is_dir: (path) => call("fs.is_dir", { path }),
+    realpath: (path) => call("fs.realpath", { path }),
+    read_text: (path) => call("fs.read_text", { path }),
+    read_bytes: (path) => call("fs.read_bytes", { path }),
+    write_text: (path, data) => void call("fs.write_text", { path, data: String(data) }),
+    write_bytes: (path, data) =>
+      void call("fs.write_bytes", { path, data: typeof data === "string" ? data : Array.from(data) }),
+    append_text: (path, data) => void call("fs.append_text", { path, data: String(data) }),
+    list_dir: (path) => JSON.stringify(call("fs.list_dir", { path })),
+    mkdir: (path, recursive = false) => void call("fs.mkdir", { path, recursive: Boolean(recursive) }),
+    remove: (path, recursive = false) => void call("fs.remove", { path, recursive: Boolean(recursive) }),
+    rename: (src, dst) => void call("fs.rename", { src, dst }),
+    copy: (src, dst) => void call("fs.copy", { src, dst }),
+    stat: (path) => JSON.stringify(call("fs.stat", { path })),
+  };
+  install("fs", fs);
+
+  // Shell results resolve to the combined output, like a terminal shows it;
+  // pass {detailed: true} for {stdout, stderr, exit_code, timed_out, truncated}.
+  const shellText = (r) => r.stdout + r.stderr;
+  function run_command(command, options = {}) {
+    return submit("shell.run", { command: String(command) }).then((r) => (options.detailed ? r : shellText(r)));
+  }
+  install("run_command", run_command);
+  install("runCommand", run_command);
+  install("spawn", (program, args = [], options = {}) =>
+    submit("shell.spawn", { program: String(program), args: Array.from(args, String) }).then((r) =>
+      options.detailed ? r : shellText(r),
+    ),
+  );
+
+  function response(r) {
+    return {
+      status: r.status,
+      ok: r.status >= 200 && r.status < 300,
+      url: r.url,
+      headers: r.headers,
+      text: () => Promise.resolve(r.body),
+      json: () => Promise.resolve().then(() => JSON.parse(r.body)),
+    };
+  }
+  install("fetch", (url, init = {}) =>
+    submit("net.fetch", {
+      url: String(url),
+      method: String(init.method || "GET").toUpperCase(),
+      headers: init.headers || {},
+      body: init.body === undefined ? null : String(init.body),
+    }).then(response),
+  );
+  install("http_get", (url, headers = {}) =>
+    submit("net.fetch", { url: String(url), method: "GET", headers }).then((r) => r.body),
+  );
+  install("http_post", (url, body, headers = {}) =>
+    submit("net.fetch", {
+      url: String(url),
+      method: "POST",
+      headers,
+      body: typeof body === "string" ? body : JSON.stringify(body),
+    }).then((r) => r.body),
+  );
+
+  // ask_llm(prompt | request): a plain string gets response_format json_object
+  // (decided host side, as the seed specifies); an object passes through.
+  function llmArgs(request) {
+    if (typeof request === "string") return { prompt: request };
+    const body = Object.assign({}, request);
+    delete body.on_token;
+    delete body.onToken;
+    return { request: body };
+  }
+  install("ask_llm", (request) => submit("llm.ask", llmArgs(request)));
+  install("ask_llm_stream", (request) => {
+    const onToken = request && typeof request === "object" ? request.on_token || request.onToken : undefined;
+    return submit("llm.ask_stream", llmArgs(request), (token) => {
+      if (typeof onToken === "function") onToken(token);
+    });
+  });
+
+  install("mcp_list_tools", () => JSON.stringify(call("mcp.list_tools")));
+  install("mcp_call_tool", (name, args = {}) =>
+    submit("mcp.call_tool", { name: String(name), arguments: typeof args === "string" ? JSON.parse(args) : args }).then(
+      (r) => JSON.stringify(r),
+    ),
+  );
+
+  // ---- agentic mode ---------------------------------------------------------
+
+  function installAgentic() {
+    install("register_tool", (def) => {
+      if (!def || typeof def.name !== "string" || !def.name) throw new TypeError("register_tool: 'name' must be a non-empty string");
+      if (typeof def.execute !== "function") throw new TypeError(`register_tool('${def.name}'): 'execute' must be a function`);
+      call("agent.register_tool", {
+        name: def.name,
+        description: String(def.description || ""),
+        parameters: def.parameters || { type: "object", properties: {} },
+      });
+      tools.set(def.name, def.execute);
+    });
+    install("set_system_prompt", (prompt) => void call("agent.set_system_prompt", { prompt: String(prompt) }));
+    install("set_max_turns", (turns) => void call("agent.set_max_turns", { turns: Number(turns) }));
+  }
+
+  function installTeam() {
+    install("memory", {
+      set: (key, value) => void call("team.memory_set", { key: String(key), value }),
+      get: (key) => JSON.stringify(call("team.memory_get", { key: String(key) })),
+      all: () => JSON.stringify(call("team.memory_all")),
+      summary: () => call("team.memory_summary"),
+    });
+    install("messages", {
+      send: (to, content) => void call("team.send", { to: String(to), content: String(content) }),
+      broadcast: (content) => void call("team.broadcast", { content: String(content) }),
+      receive: () => JSON.stringify(call("team.receive")),
+    });
+    install("tasks", {
+      spawn: (spec) => call("team.spawn_task", { task: typeof spec === "string" ? JSON.parse(spec) : spec }),
+    });
+  }
+
+  // ---- the dispatcher ---------------------------------------------------------
+
+  // Frames of this prelude are noise to an agent author; very deep stacks
+  // (runaway recursion) keep their head and tail.
+  function cleanStack(stack) {
+    const lines = String(stack || "")
+      .split("\n")
+      .filter((line) => line && !line.includes("hugind:prelude"));
+    if (lines.length > 24) lines.splice(20, lines.length - 22, `    ... ${lines.length - 22} more frames`);
+    return lines.join("\n");
+  }
+
+  function errorInfo(e) {
+    if (e instanceof Error) {
+      return { name: String(e.name || "Error"), message: String(e.message), stack: cleanStack(e.stack) };
+    }
+    let text;
+    try {
+      text = typeof e === "string" ? e : JSON.stringify(e);
+    } catch (_) {
+      text = String(e);
+    }
+    return { name: "Uncaught", message: String(text), stack: "" };
+  }
+
+  async function runMain(msg) {
+    const ns = await import(msg.entry);
+    if (msg.mode === "agentic" || !("default" in ns)) return { has_value: false };
+    const value = typeof ns.default === "function" ? await ns.default(msg.input) : ns.default;
+    // JSON.stringify is the contract: a value that does not survive it is an error here,
+    // in the agent's own terms, rather than a surprise on the host side.
+    return { has_value: true, value: value === undefined ? null : JSON.parse(JSON.stringify(value) ?? "null") };
+  }
+
+  async function runTool(msg) {
+    const execute = tools.get(msg.name);
+    if (!execute) throw new Error(`unknown tool '${msg.name}'`);
+    let result = await execute(msg.args);
+    if (result === undefined || result === null || result === "") return "OK";
+    return typeof result === "string" ? result : JSON.stringify(result);
+  }
+
+  return function dispatch(kind, text, opId) {
+    if (kind === "complete") return complete(opId, text);
+    const msg = JSON.parse(text);
+    if (kind === "main") {
+      runInfo = { version: msg.version, input: msg.input };
+      if (msg.mode === "agentic") installAgentic();
+      if (msg.team) installTeam();
+      runMain(msg).then(
+        (r) => call("agent.done", r),
+        (e) => call("agent.error", errorInfo(e)),
+      );
+      return;
+    }
+    if (kind === "tool") {
+      runTool(msg).then(
+        (value) => call("tool.result", { call_id: msg.call_id, value }),
+        (e) => call("tool.result", { call_id: msg.call_id, error: errorInfo(e) }),
+      );
+      return;
+    }
+    if (kind === "compile") {
+      // hugind build: compile one module to bytecode (base64 is done host side)
+      return call("build.module", { name: msg.name, bytecode: Array.from(native.compile(msg.name, msg.source)) });
+    }
+    throw new Error(`unknown dispatch kind '${kind}'`);
+  };
+});

@@ -1,0 +1,539 @@
+/*
+ * hugind JS engine: a thin C layer over QuickJS-NG, compiled to a
+ * wasm32-wasi reactor. It is the first guest of the hugind host ABI v1
+ * (runtimes/wasm/ABI.md).
+ *
+ * The C side stays small on purpose: it owns the runtime, the module loader
+ * (which asks the host to resolve and load every import, so the import rules
+ * are enforced in Python, in one place), the bridge of the sync and async
+ * host calls, UTF-8 and raw stdio. Everything agents see as globals is
+ * written in JS in prelude.js, on top of the `native` object built here.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "quickjs.h"
+#include "prelude.h" /* generated: hugind_prelude_src[], hugind_prelude_len */
+
+#define HUGIND_ABI_VERSION 1
+
+/* ---- imports of module "hugind" (see ABI.md) ---------------------------- */
+
+__attribute__((import_module("hugind"), import_name("call")))
+int32_t hugind_host_call(const uint8_t *req, int32_t req_len);
+
+__attribute__((import_module("hugind"), import_name("take")))
+int32_t hugind_host_take(uint8_t *dst, int32_t cap);
+
+__attribute__((import_module("hugind"), import_name("submit")))
+int32_t hugind_host_submit(const uint8_t *req, int32_t req_len);
+
+/* ---- engine state ------------------------------------------------------- */
+
+static JSRuntime *rt;
+static JSContext *ctx;
+static JSValue entry_fn; /* the prelude's dispatcher, called by every export */
+
+/* Report a failure of the engine itself (not of agent code) on stderr. */
+static void engine_fatal(const char *what) {
+    static const char prefix[] = "hugind-js: ";
+    write(2, prefix, sizeof(prefix) - 1);
+    write(2, what, strlen(what));
+    write(2, "\n", 1);
+}
+
+/* ---- host call bridge --------------------------------------------------- */
+
+/* Perform one synchronous host call; returns the response as a JS string. */
+static JSValue host_call_str(JSContext *c, const char *req, size_t req_len) {
+    int32_t n = hugind_host_call((const uint8_t *)req, (int32_t)req_len);
+    if (n < 0)
+        return JS_ThrowInternalError(c, "host call rejected by the ABI (%d)", n);
+    char *buf = malloc((size_t)n + 1);
+    if (!buf)
+        return JS_ThrowOutOfMemory(c);
+    int32_t got = hugind_host_take((uint8_t *)buf, n);
+    if (got != n) {
+        free(buf);
+        return JS_ThrowInternalError(c, "host response truncated");
+    }
+    JSValue s = JS_NewStringLen(c, buf, (size_t)n);
+    free(buf);
+    return s;
+}
+
+static JSValue js_native_call(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    size_t len;
+    const char *req = JS_ToCStringLen(c, &len, argv[0]);
+    if (!req)
+        return JS_EXCEPTION;
+    JSValue res = host_call_str(c, req, len);
+    JS_FreeCString(c, req);
+    return res;
+}
+
+/* native.submit(request) -> op id. The prelude keeps the promise for each
+   id; its completion comes back through hugind_complete. */
+static JSValue js_native_submit(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    size_t len;
+    const char *req = JS_ToCStringLen(c, &len, argv[0]);
+    if (!req)
+        return JS_EXCEPTION;
+    int32_t op_id = hugind_host_submit((const uint8_t *)req, (int32_t)len);
+    JS_FreeCString(c, req);
+    if (op_id <= 0)
+        return JS_ThrowInternalError(c, "async host call rejected by the ABI (%d)", op_id);
+    return JS_NewInt32(c, op_id);
+}
+
+/* ---- raw stdio (WASI fds) ----------------------------------------------- */
+
+static int write_all(int fd, const uint8_t *buf, size_t len) {
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n <= 0)
+            return -1;
+        buf += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* native.write(fd, string | Uint8Array) -> bytes written */
+static JSValue js_native_write(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    int32_t fd;
+    if (JS_ToInt32(c, &fd, argv[0]))
+        return JS_EXCEPTION;
+    if (fd != 1 && fd != 2)
+        return JS_ThrowRangeError(c, "can only write to fd 1 (stdout) or 2 (stderr), not %d", fd);
+    size_t len;
+    if (JS_IsString(argv[1])) {
+        const char *s = JS_ToCStringLen(c, &len, argv[1]);
+        if (!s)
+            return JS_EXCEPTION;
+        int rc = write_all(fd, (const uint8_t *)s, len);
+        JS_FreeCString(c, s);
+        if (rc)
+            return JS_ThrowInternalError(c, "write to fd %d failed", fd);
+        return JS_NewInt64(c, (int64_t)len);
+    }
+    uint8_t *buf = JS_GetUint8Array(c, &len, argv[1]);
+    if (!buf)
+        return JS_EXCEPTION;
+    if (write_all(fd, buf, len))
+        return JS_ThrowInternalError(c, "write to fd %d failed", fd);
+    return JS_NewInt64(c, (int64_t)len);
+}
+
+/* native.read(fd, Uint8Array) -> bytes read (0 at end of input) */
+static JSValue js_native_read(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    int32_t fd;
+    if (JS_ToInt32(c, &fd, argv[0]))
+        return JS_EXCEPTION;
+    if (fd != 0)
+        return JS_ThrowRangeError(c, "can only read from fd 0 (stdin), not %d", fd);
+    size_t len;
+    uint8_t *buf = JS_GetUint8Array(c, &len, argv[1]);
+    if (!buf)
+        return JS_EXCEPTION;
+    ssize_t n = read(0, buf, len);
+    if (n < 0)
+        return JS_ThrowInternalError(c, "read from stdin failed");
+    return JS_NewInt64(c, (int64_t)n);
+}
+
+/* ---- UTF-8 -------------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s[0..n), or 0 if invalid. */
+static size_t utf8_seq_len(const uint8_t *s, size_t n) {
+    uint8_t b = s[0];
+    size_t need;
+    uint32_t min, cp;
+    if (b < 0x80)
+        return 1;
+    if ((b & 0xE0) == 0xC0) { need = 2; min = 0x80; cp = b & 0x1F; }
+    else if ((b & 0xF0) == 0xE0) { need = 3; min = 0x800; cp = b & 0x0F; }
+    else if ((b & 0xF8) == 0xF0) { need = 4; min = 0x10000; cp = b & 0x07; }
+    else return 0;
+    if (n < need)
+        return 0;
+    for (size_t i = 1; i < need; i++) {
+        if ((s[i] & 0xC0) != 0x80)
+            return 0;
+        cp = (cp << 6) | (s[i] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    return need;
+}
+
+static JSValue js_native_encode(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    size_t len;
+    const char *s = JS_ToCStringLen(c, &len, argv[0]);
+    if (!s)
+        return JS_EXCEPTION;
+    JSValue arr = JS_NewUint8ArrayCopy(c, (const uint8_t *)s, len);
+    JS_FreeCString(c, s);
+    return arr;
+}
+
+/* native.decode(Uint8Array, fatal) -> string. Invalid input throws when
+   fatal, else each bad byte becomes U+FFFD (as TextDecoder does). */
+static JSValue js_native_decode(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    size_t len;
+    const uint8_t *in = JS_GetUint8Array(c, &len, argv[0]);
+    if (!in)
+        return JS_EXCEPTION;
+    int fatal = JS_ToBool(c, argv[1]);
+    /* worst case every byte becomes the 3-byte replacement character */
+    uint8_t *out = malloc(len * 3 + 1);
+    if (!out)
+        return JS_ThrowOutOfMemory(c);
+    size_t o = 0;
+    for (size_t i = 0; i < len;) {
+        size_t k = utf8_seq_len(in + i, len - i);
+        if (k == 0) {
+            if (fatal) {
+                free(out);
+                return JS_ThrowTypeError(c, "The encoded data was not valid utf-8");
+            }
+            out[o++] = 0xEF; out[o++] = 0xBF; out[o++] = 0xBD;
+            i++;
+            continue;
+        }
+        memcpy(out + o, in + i, k);
+        o += k;
+        i += k;
+    }
+    JSValue s = JS_NewStringLen(c, (const char *)out, o);
+    free(out);
+    return s;
+}
+
+/* ---- bytecode ----------------------------------------------------------- */
+
+/* native.compile(name, source) -> Uint8Array of module bytecode. Used by
+   `hugind build`; syntax errors surface as the thrown SyntaxError. */
+static JSValue js_native_compile(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    const char *name = JS_ToCString(c, argv[0]);
+    if (!name)
+        return JS_EXCEPTION;
+    size_t len;
+    const char *src = JS_ToCStringLen(c, &len, argv[1]);
+    if (!src) {
+        JS_FreeCString(c, name);
+        return JS_EXCEPTION;
+    }
+    JSValue fn = JS_Eval(c, src, len, name, JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
+    JS_FreeCString(c, src);
+    JS_FreeCString(c, name);
+    if (JS_IsException(fn))
+        return fn;
+    size_t size;
+    uint8_t *bc = JS_WriteObject(c, &size, fn, JS_WRITE_OBJ_BYTECODE);
+    JS_FreeValue(c, fn);
+    if (!bc)
+        return JS_EXCEPTION;
+    JSValue arr = JS_NewUint8ArrayCopy(c, bc, size);
+    js_free(c, bc);
+    return arr;
+}
+
+/* ---- base64 (bytecode travels inside JSON) ----------------------------- */
+
+static int b64_value(char ch) {
+    if (ch >= 'A' && ch <= 'Z') return ch - 'A';
+    if (ch >= 'a' && ch <= 'z') return ch - 'a' + 26;
+    if (ch >= '0' && ch <= '9') return ch - '0' + 52;
+    if (ch == '+') return 62;
+    if (ch == '/') return 63;
+    return -1;
+}
+
+/* Decode standard base64 (with '=' padding); returns the byte count or -1. */
+static long base64_decode(const char *in, size_t len, uint8_t *out) {
+    if (len % 4)
+        return -1;
+    long o = 0;
+    for (size_t i = 0; i < len; i += 4) {
+        int v[4];
+        int pad = 0;
+        for (int k = 0; k < 4; k++) {
+            char ch = in[i + k];
+            if (ch == '=' && i + 4 == len && k >= 2) {
+                v[k] = 0;
+                pad++;
+            } else if (pad || (v[k] = b64_value(ch)) < 0) {
+                return -1;
+            }
+        }
+        uint32_t w = ((uint32_t)v[0] << 18) | ((uint32_t)v[1] << 12) | ((uint32_t)v[2] << 6) | (uint32_t)v[3];
+        out[o++] = (uint8_t)(w >> 16);
+        if (pad < 2) out[o++] = (uint8_t)(w >> 8);
+        if (pad < 1) out[o++] = (uint8_t)w;
+    }
+    return o;
+}
+
+/* ---- module loading: the host decides ----------------------------------- */
+
+/* Ask the host; returns the parsed {"ok": ...} payload or throws. */
+static JSValue host_request(JSContext *c, const char *op, JSValue args) {
+    JSValue req = JS_NewObject(c);
+    JS_SetPropertyStr(c, req, "op", JS_NewString(c, op));
+    JS_SetPropertyStr(c, req, "args", args);
+    JSValue text = JS_JSONStringify(c, req, JS_UNDEFINED, JS_UNDEFINED);
+    JS_FreeValue(c, req);
+    if (JS_IsException(text))
+        return text;
+    size_t len;
+    const char *s = JS_ToCStringLen(c, &len, text);
+    JS_FreeValue(c, text);
+    if (!s)
+        return JS_EXCEPTION;
+    JSValue resp_text = host_call_str(c, s, len);
+    JS_FreeCString(c, s);
+    if (JS_IsException(resp_text))
+        return resp_text;
+    size_t rlen;
+    const char *r = JS_ToCStringLen(c, &rlen, resp_text);
+    JS_FreeValue(c, resp_text);
+    if (!r)
+        return JS_EXCEPTION;
+    JSValue resp = JS_ParseJSON(c, r, rlen, "<host>");
+    JS_FreeCString(c, r);
+    if (JS_IsException(resp))
+        return resp;
+    JSValue err = JS_GetPropertyStr(c, resp, "error");
+    if (!JS_IsUndefined(err) && !JS_IsNull(err)) {
+        JSValue e = JS_NewError(c);
+        JS_SetPropertyStr(c, e, "message", JS_GetPropertyStr(c, err, "message"));
+        JS_SetPropertyStr(c, e, "name", JS_GetPropertyStr(c, err, "kind"));
+        JS_FreeValue(c, err);
+        JS_FreeValue(c, resp);
+        return JS_Throw(c, e);
+    }
+    JS_FreeValue(c, err);
+    JSValue ok = JS_GetPropertyStr(c, resp, "ok");
+    JS_FreeValue(c, resp);
+    return ok;
+}
+
+static char *module_normalize(JSContext *c, const char *base, const char *name, void *opaque) {
+    JSValue args = JS_NewObject(c);
+    JS_SetPropertyStr(c, args, "base", JS_NewString(c, base));
+    JS_SetPropertyStr(c, args, "specifier", JS_NewString(c, name));
+    JSValue ok = host_request(c, "module.resolve", args);
+    if (JS_IsException(ok))
+        return NULL;
+    const char *resolved = JS_ToCString(c, ok);
+    JS_FreeValue(c, ok);
+    if (!resolved)
+        return NULL;
+    char *copy = js_strdup(c, resolved);
+    JS_FreeCString(c, resolved);
+    return copy;
+}
+
+static JSModuleDef *module_from_function(JSContext *c, JSValue fn) {
+    if (JS_IsException(fn))
+        return NULL;
+    /* A compiled module is a JS_TAG_MODULE value holding the JSModuleDef. */
+    JSModuleDef *m = JS_VALUE_GET_PTR(fn);
+    JS_FreeValue(c, fn);
+    return m;
+}
+
+static JSModuleDef *module_load(JSContext *c, const char *name, void *opaque) {
+    JSValue args = JS_NewObject(c);
+    JS_SetPropertyStr(c, args, "name", JS_NewString(c, name));
+    JSValue ok = host_request(c, "module.load", args);
+    if (JS_IsException(ok))
+        return NULL;
+    JSValue bc = JS_GetPropertyStr(c, ok, "bytecode");
+    if (JS_IsString(bc)) {
+        /* bytecode arrives base64-encoded (see ABI.md, "module.load") */
+        size_t b64_len;
+        const char *b64 = JS_ToCStringLen(c, &b64_len, bc);
+        JS_FreeValue(c, bc);
+        JS_FreeValue(c, ok);
+        if (!b64)
+            return NULL;
+        uint8_t *buf = malloc(b64_len / 4 * 3 + 3);
+        if (!buf) {
+            JS_FreeCString(c, b64);
+            JS_ThrowOutOfMemory(c);
+            return NULL;
+        }
+        long n = base64_decode(b64, b64_len, buf);
+        JS_FreeCString(c, b64);
+        JSValue fn = JS_EXCEPTION;
+        if (n < 0) {
+            JS_ThrowSyntaxError(c, "bytecode of '%s' is not valid base64", name);
+        } else {
+            fn = JS_ReadObject(c, buf, (size_t)n, JS_READ_OBJ_BYTECODE);
+            if (!JS_IsException(fn) && JS_VALUE_GET_TAG(fn) != JS_TAG_MODULE) {
+                JS_FreeValue(c, fn);
+                JS_ThrowSyntaxError(c, "bytecode of '%s' is not a module", name);
+                fn = JS_EXCEPTION;
+            }
+        }
+        free(buf);
+        return module_from_function(c, fn);
+    }
+    JS_FreeValue(c, bc);
+    JSValue src = JS_GetPropertyStr(c, ok, "source");
+    JS_FreeValue(c, ok);
+    size_t len;
+    const char *s = JS_ToCStringLen(c, &len, src);
+    JS_FreeValue(c, src);
+    if (!s)
+        return NULL;
+    JSValue fn = JS_Eval(c, s, len, name, JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
+    JS_FreeCString(c, s);
+    return module_from_function(c, fn);
+}
+
+/* ---- the job loop ------------------------------------------------------- */
+
+/* Run every queued promise job. A job that throws outside any promise
+   (rare: e.g. a FinalizationRegistry callback) is reported on stderr. */
+static void drain_jobs(void) {
+    for (;;) {
+        JSContext *jc;
+        int r = JS_ExecutePendingJob(rt, &jc);
+        if (r == 0)
+            return;
+        if (r < 0) {
+            JSValue e = JS_GetException(jc);
+            const char *m = JS_ToCString(jc, e);
+            engine_fatal(m ? m : "uncaught exception in a job");
+            if (m)
+                JS_FreeCString(jc, m);
+            JS_FreeValue(jc, e);
+        }
+    }
+}
+
+/* Hand one message to the prelude's dispatcher, then drain jobs.
+   Returns 0, or -1 if the dispatcher itself threw (a prelude bug). */
+static int32_t dispatch(const char *kind, uint8_t *ptr, int32_t len, int32_t op_id) {
+    JSValue args[3];
+    args[0] = JS_NewString(ctx, kind);
+    args[1] = JS_NewStringLen(ctx, (const char *)ptr, (size_t)len);
+    args[2] = JS_NewInt32(ctx, op_id);
+    free(ptr);
+    JSValue r = JS_Call(ctx, entry_fn, JS_UNDEFINED, 3, args);
+    JS_FreeValue(ctx, args[0]);
+    JS_FreeValue(ctx, args[1]);
+    int32_t status = 0;
+    if (JS_IsException(r)) {
+        JSValue e = JS_GetException(ctx);
+        const char *m = JS_ToCString(ctx, e);
+        engine_fatal(m ? m : "dispatcher failed");
+        if (m)
+            JS_FreeCString(ctx, m);
+        JS_FreeValue(ctx, e);
+        status = -1;
+    }
+    JS_FreeValue(ctx, r);
+    drain_jobs();
+    return status;
+}
+
+static const JSCFunctionListEntry native_funcs[] = {
+    JS_CFUNC_DEF("call", 1, js_native_call),
+    JS_CFUNC_DEF("submit", 1, js_native_submit),
+    JS_CFUNC_DEF("write", 2, js_native_write),
+    JS_CFUNC_DEF("read", 2, js_native_read),
+    JS_CFUNC_DEF("encode", 1, js_native_encode),
+    JS_CFUNC_DEF("decode", 2, js_native_decode),
+    JS_CFUNC_DEF("compile", 2, js_native_compile),
+};
+
+/* Create the runtime and evaluate the prelude. The prelude is a script that
+   evaluates to the dispatcher function; `native` is passed in and never
+   stored on globalThis. */
+static int engine_init(void) {
+    if (ctx)
+        return 0;
+    rt = JS_NewRuntime();
+    if (!rt)
+        return -1;
+    ctx = JS_NewContext(rt);
+    if (!ctx)
+        return -1;
+    JS_SetModuleLoaderFunc(rt, module_normalize, module_load, NULL);
+    JSValue native = JS_NewObject(ctx);
+    JS_SetPropertyFunctionList(ctx, native, native_funcs, sizeof(native_funcs) / sizeof(native_funcs[0]));
+    JSValue factory = JS_Eval(ctx, (const char *)hugind_prelude_src, hugind_prelude_len, "hugind:prelude",
+                              JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_STRICT);
+    if (JS_IsException(factory)) {
+        JSValue e = JS_GetException(ctx);
+        const char *m = JS_ToCString(ctx, e);
+        engine_fatal(m ? m : "prelude failed to evaluate");
+        if (m)
+            JS_FreeCString(ctx, m);
+        JS_FreeValue(ctx, e);
+        JS_FreeValue(ctx, native);
+        return -1;
+    }
+    entry_fn = JS_Call(ctx, factory, JS_UNDEFINED, 1, (JSValueConst *)&native);
+    JS_FreeValue(ctx, factory);
+    JS_FreeValue(ctx, native);
+    if (JS_IsException(entry_fn) || !JS_IsFunction(ctx, entry_fn)) {
+        engine_fatal("prelude did not return its dispatcher");
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- exports ------------------------------------------------------------ */
+
+__attribute__((export_name("hugind_abi_version")))
+int32_t hugind_abi_version(void) { return HUGIND_ABI_VERSION; }
+
+__attribute__((export_name("hugind_alloc")))
+uint8_t *hugind_alloc(int32_t size) { return size < 0 ? NULL : malloc(size ? (size_t)size : 1); }
+
+__attribute__((export_name("hugind_free")))
+void hugind_free(uint8_t *ptr) { free(ptr); }
+
+/* Limits the host wants the engine to enforce itself (in bytes); turning a
+   memory bomb into a catchable JS "out of memory" error beats a trap. */
+__attribute__((export_name("hugind_js_configure")))
+int32_t hugind_js_configure(int32_t memory_limit, int32_t stack_limit) {
+    if (engine_init())
+        return -1;
+    if (memory_limit > 0)
+        JS_SetMemoryLimit(rt, (size_t)memory_limit);
+    if (stack_limit > 0)
+        JS_SetMaxStackSize(rt, (size_t)stack_limit);
+    return 0;
+}
+
+__attribute__((export_name("hugind_main")))
+int32_t hugind_main(uint8_t *input, int32_t len) {
+    if (engine_init())
+        return -1;
+    return dispatch("main", input, len, 0);
+}
+
+__attribute__((export_name("hugind_tool")))
+int32_t hugind_tool(uint8_t *input, int32_t len) {
+    if (engine_init())
+        return -1;
+    return dispatch("tool", input, len, 0);
+}
+
+/* Deliver the completion (or a progress event) of async op `op_id`. */
+__attribute__((export_name("hugind_complete")))
+int32_t hugind_complete(int32_t op_id, uint8_t *resp, int32_t len) {
+    if (!ctx) {
+        free(resp);
+        return -1;
+    }
+    return dispatch("complete", resp, len, op_id);
+}

@@ -1,0 +1,67 @@
+"""Fixtures shared by every test package: agent folders and the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def write_agent(root: Path, files: dict[str, str], manifest: dict | None = None) -> Path:
+    """Create an agent folder: ``files`` maps relative paths to (dedented) text."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    if manifest is not None:
+        (root / "agent.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+    return root
+
+
+@pytest.fixture
+def make_agent(tmp_path: Path) -> Callable[..., Path]:
+    counter = iter(range(1_000_000))
+
+    def make(files: dict[str, str], manifest: dict | None = None, **manifest_keys) -> Path:
+        if manifest is None:
+            manifest = {"name": "test-agent", "entry_point": "main.js", **manifest_keys}
+        return write_agent(tmp_path / f"agent{next(counter)}", files, manifest)
+
+    return make
+
+
+def run_cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None, timeout: float = 60) -> CliResult:
+    """Run the real ``hugind`` command in a subprocess."""
+    full_env = {**os.environ, **(env or {})}
+    proc = subprocess.run(
+        [sys.executable, "-m", "hugind", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=timeout,
+        cwd=REPO,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def cli() -> Callable[..., CliResult]:
+    return run_cli
