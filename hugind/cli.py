@@ -14,6 +14,7 @@ from hugind.errors import ExitCode, HugindError
 
 app = typer.Typer(
     add_completion=False,
+    pretty_exceptions_enable=False,
     no_args_is_help=True,
     help="Run untrusted LLM agents as WebAssembly modules under one permissions policy.",
 )
@@ -60,6 +61,24 @@ def run(
 
 
 @app.command()
+def build(
+    agent: Annotated[Path, typer.Argument(help="JS agent folder or .js file.")],
+    output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the artifact.")] = Path("agent.wasm"),
+) -> None:
+    """Compile a JS agent and its imports to a bytecode .wasm artifact (runs in wasmtime)."""
+    from hugind.build import build_artifact, describe, write_atomically
+    from hugind.manifest import load_agent
+
+    try:
+        data = build_artifact(load_agent(agent))
+    except HugindError as err:
+        raise _fail(err) from None
+    write_atomically(output, data)
+    info = describe(data)
+    typer.echo(f"wrote {output} ({info['bytes']} bytes; modules: {', '.join(sorted(info['modules']))})", err=True)
+
+
+@app.command()
 def version() -> None:
     """Print hugind's version."""
     typer.echo(__version__)
@@ -74,9 +93,13 @@ def main() -> None:
     except HugindError as err:  # raised outside a command's own handling
         sys.stderr.write(f"hugind: error: {err.message}\n")
         sys.exit(err.exit_code)
+    except Exception:
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.write("hugind: internal error (a bug in hugind; please report it with the trace above)\n")
+        sys.exit(ExitCode.INTERNAL)
 
 
 if __name__ == "__main__":
     main()
-
-__all__ = ["app", "main", "ExitCode"]

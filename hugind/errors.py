@@ -142,3 +142,7 @@ class ModuleLoadError(HostCallError):
     """An import was refused or could not be loaded."""
 
     kind = "ModuleError"
+
+
+class InvalidModule(UsageError):
+    """A .wasm agent is malformed, too large, or imports what the host does not grant."""

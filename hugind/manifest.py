@@ -15,6 +15,8 @@ from typing import Any
 
 import yaml
 
+from hugind.artifact import decode as decode_artifact
+from hugind.artifact import is_artifact
 from hugind.errors import ManifestError
 
 MANIFEST_NAME = "agent.yaml"
@@ -221,6 +223,23 @@ def load_agent(target: Path) -> Agent:
         return Agent(manifest, root, entry, _runtime_of(entry, manifest.source))
     entry = target.resolve()
     runtime = _runtime_of(entry, str(target))
+    if runtime == "wasm" and is_artifact(entry):
+        return _load_artifact(entry)
     name = re.sub(r"[^A-Za-z0-9_.-]", "-", entry.stem)[:64] or "agent"
     manifest = Manifest(name=name, entry_point=entry.name, source=str(target))
     return Agent(manifest, entry.parent, entry, runtime)
+
+
+def _load_artifact(path: Path) -> Agent:
+    """A ``hugind build`` artifact runs as the JS agent it was built from."""
+    art = decode_artifact(path.read_bytes(), str(path))
+    if art.manifest_text is not None:
+        try:
+            data = yaml.safe_load(art.manifest_text)
+        except yaml.YAMLError:
+            raise ManifestError("the manifest embedded in the artifact is not valid YAML", str(path)) from None
+        manifest = parse_manifest(data, f"{path} (embedded agent.yaml)")
+    else:
+        manifest = Manifest(name=re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem)[:64] or "agent", entry_point=art.entry)
+    root = path.parent
+    return Agent(manifest, root, root / art.entry, "js", {"artifact": art})

@@ -14,12 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from hugind.errors import EnvMissingError, ManifestError, StrictDenials
+from hugind.errors import EnvMissingError, StrictDenials
 from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
-from hugind.policy import AuditLog, PolicyEngine, build_policy
+from hugind.policy import AuditLog, PolicyEngine, build_policy, load_preset
 from hugind.sandbox.instance import GuestIO, GuestLimits
 from hugind.sandbox.session import AgentSession, SessionConfig, base_ops, new_session_id
 
@@ -68,18 +66,6 @@ def resolve_env(declared: tuple[EnvVar, ...], host_env: Mapping[str, str]) -> di
         names = ", ".join(missing)
         raise EnvMissingError(f"required environment variable{'s' if len(missing) > 1 else ''} not set: {names}")
     return {v.name: host_env[v.name] for v in declared if v.name in host_env}
-
-
-def load_preset(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ManifestError(f"cannot read the policy file: {exc.strerror}", str(path)) from None
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"invalid YAML: {str(exc).splitlines()[0]}", str(path)) from None
-    if not isinstance(data, dict):
-        raise ManifestError("a policy file must be a mapping", str(path))
-    return data
 
 
 def make_policy(agent: Agent, options: RunOptions) -> PolicyEngine:
@@ -135,12 +121,16 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     host_env = os.environ if options.host_env is None else options.host_env
     env = resolve_env(agent.manifest.env, host_env)
     engine = make_policy(agent, options)
-    session = open_session(agent, options, engine, env)
     try:
-        session.run_main()
-        has_result, value = session.result()
+        session = open_session(agent, options, engine, env)
+        try:
+            session.run_main()
+            has_result, value = session.result()
+        finally:
+            session.close()
     finally:
-        session.close()
+        engine.close()
+        engine.audit.close()
     return RunResult(has_result, value, engine.denials, time.monotonic() - started)
 
 

@@ -34,6 +34,7 @@ class ModuleSource:
 
     root: Path
     bytecode: dict[str, bytes] = field(default_factory=dict)
+    sealed: bool = False  # an artifact: only its own modules exist, never files on disk
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()
@@ -53,6 +54,8 @@ class ModuleSource:
             raise ModuleLoadError(f"import '{specifier}' refused: only .js modules can be imported")
         if name in self.bytecode:
             return name
+        if self.sealed:
+            raise ModuleLoadError(f"import '{specifier}' from '{base}': module '{name}' is not in the artifact")
         path = self.root / name
         try:
             real = path.resolve(strict=True)

@@ -176,7 +176,7 @@ class GuestInstance:
         try:
             return func(self.store, *args)
         except wasmtime.ExitTrap as exc:
-            raise _Exit(exc.code) from None
+            raise GuestExit(exc.code) from None
         except wasmtime.Trap as exc:
             raise self._trap_error(exc) from None
         except wasmtime.WasmtimeError as exc:
@@ -211,7 +211,7 @@ class GuestInstance:
         return self.memory.data_len(self.store)
 
 
-class _Exit(Exception):
+class GuestExit(Exception):
     """A WASI guest called proc_exit; handled by the driver."""
 
     def __init__(self, code: int) -> None:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hugind import __version__
-from hugind.errors import AgentFailed
+from hugind.errors import AgentFailed, InvalidModule
 from hugind.host import agent_state, clock, modules
 from hugind.host.agent_state import AgentState, GuestFailure
 from hugind.host.dispatch import Dispatcher
@@ -25,8 +25,9 @@ from hugind.host.registry import HostContext, Op
 from hugind.manifest import Agent
 from hugind.sandbox.driver import GuestDriver
 from hugind.sandbox.engine import EngineConfig
-from hugind.sandbox.instance import GuestInstance, GuestIO, GuestLimits
-from hugind.sandbox.js_engine import engine_module
+from hugind.sandbox.instance import GuestExit, GuestInstance, GuestIO, GuestLimits
+from hugind.sandbox.raw_wasm import load_agent_module
+from hugind.sandbox.js_engine import check_artifact_engine, engine_module
 
 JS_STACK_LIMIT = 786432
 JS_MEMORY_HEADROOM = 16 * 1024 * 1024  # left for the engine itself past the JS heap cap
@@ -47,7 +48,6 @@ class SessionConfig:
     input: dict[str, Any]
     timeout_s: float
     services: dict[str, Any] = field(default_factory=dict)
-    module_bytecode: dict[str, bytes] = field(default_factory=dict)
     team: bool = False
 
 
@@ -56,7 +56,12 @@ class AgentSession:
         self.config = config
         agent = config.agent
         self.state = AgentState()
-        self.modules = modules.ModuleSource(agent.root, dict(config.module_bytecode))
+        art = agent.extra.get("artifact")
+        if art is not None:
+            check_artifact_engine(art.engine_sha256)
+            self.modules = modules.ModuleSource(agent.root, dict(art.modules), sealed=True)
+        else:
+            self.modules = modules.ModuleSource(agent.root)
         self.ctx = HostContext(
             policy=config.policy,
             agent_root=agent.root,
@@ -65,7 +70,8 @@ class AgentSession:
         )
         self.dispatcher = Dispatcher(self.ctx, config.ops)
         engine_config = EngineConfig(fuel=config.limits.fuel is not None)
-        module = engine_module(engine_config)
+        self.is_js = agent.runtime == "js"
+        module = engine_module(engine_config) if self.is_js else load_agent_module(agent.entry, engine_config)
         self.instance = GuestInstance(module, self.dispatcher, config.io, config.limits, engine_config)
         self.driver = GuestDriver(self.instance, self.dispatcher, self.ctx.deadline)
         self._call_ids = itertools.count(1)
@@ -75,6 +81,8 @@ class AgentSession:
     def _initialize(self) -> None:
         if self.instance.has_export("_initialize"):
             self.driver.enter("_initialize")
+        if not self.is_js:
+            return
         memory = self.config.limits.memory_bytes
         js_heap = max(memory - JS_MEMORY_HEADROOM, memory // 2)
         self.driver.enter("hugind_js_configure", min(js_heap, 2**31 - 1), JS_STACK_LIMIT)
@@ -93,11 +101,27 @@ class AgentSession:
             "team": self.config.team,
         }
         with self._guest_lock:
-            self.driver.send("hugind_main", message)
-            self.driver.pump_until(lambda: self.state.finished, "the agent")
+            if self.instance.has_export("hugind_main"):
+                self.driver.send("hugind_main", message)
+                self.driver.pump_until(lambda: self.state.finished, "the agent")
+            elif self.instance.has_export("_start"):
+                self._run_wasi_command()
+            else:
+                raise InvalidModule("the module exports neither 'hugind_main' nor '_start': nothing to run")
         if self.state.failure is not None:
             f = self.state.failure
             raise AgentFailed(f.name, f.message, f.stack)
+
+    def _run_wasi_command(self) -> None:
+        """The Javy convention: input on stdin, output on stdout, exit status."""
+        try:
+            self.driver.enter("_start")
+        except GuestExit as exit_:
+            if exit_.code != 0:
+                raise AgentFailed("Exit", f"the module exited with status {exit_.code}") from None
+        if self.dispatcher.pending:
+            self.driver.pump_until(lambda: self.dispatcher.pending == 0, "the module")
+        self.state.finished = True
 
     def result(self) -> tuple[bool, Any]:
         return self.state.result()

@@ -379,8 +379,18 @@
       return;
     }
     if (kind === "compile") {
-      // hugind build: compile one module to bytecode (base64 is done host side)
-      return call("build.module", { name: msg.name, bytecode: Array.from(native.compile(msg.name, msg.source)) });
+      // hugind build: one module to bytecode; with `resolve`, its imports are
+      // loaded (not run) through the host loader, which records the graph.
+      let reply;
+      try {
+        reply = { name: msg.name, bytecode: Array.from(native.compile(msg.name, msg.source, Boolean(msg.resolve))) };
+      } catch (e) {
+        const info = errorInfo(e);
+        info.stack = info.stack.replace(/\n?\s*at compile \(native\)/g, "");
+        reply = { name: msg.name, error: info };
+      }
+      call("build.module", reply);
+      return;
     }
     throw new Error(`unknown dispatch kind '${kind}'`);
   };

@@ -214,8 +214,10 @@ static JSValue js_native_decode(JSContext *c, JSValueConst this_val, int argc, J
 
 /* ---- bytecode ----------------------------------------------------------- */
 
-/* native.compile(name, source) -> Uint8Array of module bytecode. Used by
-   `hugind build`; syntax errors surface as the thrown SyntaxError. */
+/* native.compile(name, source, resolve) -> Uint8Array of module bytecode.
+   Used by `hugind build`. With `resolve`, the module's imports are then
+   loaded through the host loader (JS_ResolveModule), which is how the host
+   learns the module graph without running any agent code. */
 static JSValue js_native_compile(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
     const char *name = JS_ToCString(c, argv[0]);
     if (!name)
@@ -226,6 +228,7 @@ static JSValue js_native_compile(JSContext *c, JSValueConst this_val, int argc, 
         JS_FreeCString(c, name);
         return JS_EXCEPTION;
     }
+    int resolve = JS_ToBool(c, argv[2]);
     JSValue fn = JS_Eval(c, src, len, name, JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
     JS_FreeCString(c, src);
     JS_FreeCString(c, name);
@@ -233,11 +236,17 @@ static JSValue js_native_compile(JSContext *c, JSValueConst this_val, int argc, 
         return fn;
     size_t size;
     uint8_t *bc = JS_WriteObject(c, &size, fn, JS_WRITE_OBJ_BYTECODE);
-    JS_FreeValue(c, fn);
-    if (!bc)
+    if (!bc) {
+        JS_FreeValue(c, fn);
         return JS_EXCEPTION;
+    }
     JSValue arr = JS_NewUint8ArrayCopy(c, bc, size);
     js_free(c, bc);
+    if (resolve && JS_ResolveModule(c, fn) < 0) {
+        JS_FreeValue(c, arr);
+        arr = JS_EXCEPTION;
+    }
+    JS_FreeValue(c, fn);
     return arr;
 }
 
@@ -450,7 +459,7 @@ static const JSCFunctionListEntry native_funcs[] = {
     JS_CFUNC_DEF("read", 2, js_native_read),
     JS_CFUNC_DEF("encode", 1, js_native_encode),
     JS_CFUNC_DEF("decode", 2, js_native_decode),
-    JS_CFUNC_DEF("compile", 2, js_native_compile),
+    JS_CFUNC_DEF("compile", 3, js_native_compile),
 };
 
 /* Create the runtime and evaluate the prelude. The prelude is a script that
@@ -526,6 +535,14 @@ int32_t hugind_tool(uint8_t *input, int32_t len) {
     if (engine_init())
         return -1;
     return dispatch("tool", input, len, 0);
+}
+
+/* hugind build: compile one module to bytecode (see prelude.js, "compile"). */
+__attribute__((export_name("hugind_js_compile")))
+int32_t hugind_js_compile(uint8_t *input, int32_t len) {
+    if (engine_init())
+        return -1;
+    return dispatch("compile", input, len, 0);
 }
 
 /* Deliver the completion (or a progress event) of async op `op_id`. */
