@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
 from _timing import median_ms, time_call, time_command  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -55,7 +56,11 @@ def main() -> int:
     hugind_cmd = [sys.executable, "-m", "hugind", "run", str(REPO / "examples/hello"), "--", "world"]
     hugind_ms = median_ms(time_command(hugind_cmd, ns.repeat))
     node = shutil.which("node")
-    node_ms = median_ms(time_command([node, str(REPO / "bench/node_hello.mjs"), "world"], ns.repeat)) if node else None
+    node_ms = (
+        median_ms(time_command([node, str(REPO / "bench/node_hello.mjs"), "world"], ns.repeat))
+        if node
+        else None
+    )
     python_ms = median_ms(time_command([sys.executable, "-c", "pass"], ns.repeat))
     deser_ms, run_ms = in_process(max(ns.repeat * 10, 50))
 

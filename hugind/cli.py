@@ -61,6 +61,41 @@ def run(
 
 
 @app.command()
+def check(
+    agent: Annotated[Path, typer.Argument(help="Agent folder, .js file or artifact.")],
+    strict: Annotated[bool, typer.Option("--strict", help="Show the policy as --strict would apply it.")] = False,
+    policy: Annotated[Optional[Path], typer.Option("--policy", help="A preset that tightens the policy.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the effective policy as JSON.")] = False,
+) -> None:
+    """Validate an agent's manifest and print its effective policy."""
+    from hugind.manifest import load_agent
+    from hugind.run import RunOptions, make_policy
+
+    try:
+        loaded = load_agent(agent)
+        engine = make_policy(loaded, RunOptions(strict=strict, policy_file=policy))
+    except HugindError as err:
+        raise _fail(err) from None
+    manifest = loaded.manifest
+    if as_json:
+        doc = {
+            "agent": manifest.name,
+            "mode": manifest.mode,
+            "runtime": loaded.runtime,
+            "entry_point": manifest.entry_point,
+            "env": [{"name": v.name, "required": v.required} for v in manifest.env],
+            "policy": engine.to_json(),
+        }
+        typer.echo(json.dumps(doc, indent=2))
+        return
+    typer.echo(f"agent {manifest.name} ({manifest.mode}, {loaded.runtime}): {manifest.entry_point}")
+    env = ", ".join(f"{v.name}{' (required)' if v.required else ''}" for v in manifest.env) or "none"
+    typer.echo(f"env passed to the agent: {env}")
+    for line in engine.describe():
+        typer.echo(line)
+
+
+@app.command()
 def build(
     agent: Annotated[Path, typer.Argument(help="JS agent folder or .js file.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the artifact.")] = Path("agent.wasm"),

@@ -1,0 +1,1 @@
+"""Per-format tool-call parsers; hugind.agentic.parse combines them."""

@@ -1,0 +1,85 @@
+"""Calls without dedicated tokens: fenced blocks, bare JSON, bare Python-call lists.
+
+These are only looked for when no tokenised format matched, and only
+accepted when clearly meant as a call: a ```tool_call fence, or an object
+whose ``name`` is a registered tool (with no tools known: the whole reply is
+exactly one ``{"name": .., "arguments": ..}`` object).
+"""
+
+from __future__ import annotations
+
+import re
+
+from hugind.agentic.calls import ParsedCall
+from hugind.agentic.formats.common import Ctx, Span, call_from_object, clip, json_calls, looks_like_call
+from hugind.agentic.formats.inner import parse_inner
+from hugind.agentic.formats.pythonic import parse_pythonic
+from hugind.agentic.lenient_json import LenientJSONError, parse_value
+
+_FENCE = re.compile(r"```[ \t]*([\w\-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+_CALL_FENCES = {"tool_call", "tool_calls", "tool", "tool_code", "function_call", "functions"}
+_DATA_FENCES = {"", "json", "json5", "jsonc"}
+_BARE_START = re.compile(r"(?:\[\s*)?\{\s*[\"']?(?:name|function|type)[\"']?\s*:")
+_MAX_CANDIDATES = 32
+_PY_MARKERS = re.compile(r"<\|python_start\|>(.*?)(?:<\|python_end\|>|\Z)", re.DOTALL)
+
+
+def find_fenced(text: str, ctx: Ctx) -> list[Span]:
+    spans: list[Span] = []
+    for match in _FENCE.finditer(text):
+        lang, body = match.group(1).lower(), match.group(2)
+        raw = match.group(0)
+        if lang in _CALL_FENCES:
+            spans.append(Span(match.start(), match.end(), parse_inner(body, ctx, raw)))
+        elif lang in _DATA_FENCES and body.lstrip()[:1] in ("{", "["):
+            items = json_calls(body.strip(), raw)
+            whole = not text[: match.start()].strip() and not text[match.end() :].strip()
+            if items and all(isinstance(i, ParsedCall) for i in items) and _clear(body, ctx, whole):
+                spans.append(Span(match.start(), match.end(), items))
+    return spans
+
+
+def _clear(body: str, ctx: Ctx, whole: bool) -> bool:
+    try:
+        value, _ = parse_value(body.strip(), 0)
+    except (LenientJSONError, RecursionError):
+        return False
+    values = value if isinstance(value, list) else [value]
+    return bool(values) and all(looks_like_call(v, ctx, whole_text=whole) for v in values)
+
+
+def find_bare_json(text: str, ctx: Ctx) -> list[Span]:
+    spans: list[Span] = []
+    stripped = text.strip()
+    for count, match in enumerate(_BARE_START.finditer(text)):
+        if count >= _MAX_CANDIDATES:
+            break
+        if spans and match.start() < spans[-1].end:
+            continue
+        try:
+            value, end = parse_value(text, match.start())
+        except (LenientJSONError, RecursionError):
+            continue
+        whole = text[match.start() : end].strip() == stripped
+        values = value if isinstance(value, list) else [value]
+        if not values or not all(looks_like_call(v, ctx, whole_text=whole) for v in values):
+            continue
+        raw = text[match.start() : end]
+        spans.append(Span(match.start(), end, [call_from_object(v, clip(raw)) for v in values]))
+    return spans
+
+
+def find_pythonic_list(text: str, ctx: Ctx) -> list[Span]:
+    """Llama 4: the reply is ``[f(a=1), g(b="x")]`` (or wrapped in python_start/end)."""
+    marked = _PY_MARKERS.search(text)
+    if marked:
+        items = parse_pythonic(marked.group(1), ctx)
+        return [Span(marked.start(), marked.end(), items)] if items else []
+    stripped = text.strip()
+    if not (stripped.startswith("[") and stripped.endswith("]")) or not ctx.tools:
+        return []
+    items = parse_pythonic(stripped, ctx)
+    if not items or not all(isinstance(i, ParsedCall) and ctx.knows(i.name) for i in items):
+        return []
+    start = text.find(stripped)
+    return [Span(start, start + len(stripped), items)]

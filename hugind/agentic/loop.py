@@ -1,0 +1,271 @@
+"""The agentic loop: ask the model, run the tools it asks for, repeat.
+
+::
+
+    system = custom prompt + skills catalog + tools prompt
+    loop up to max_turns:
+        POST chat/completions
+        strip <think> (raw text stays in history); find tool calls
+        no calls -> the stripped text is the final answer
+        run the calls (parse errors, unknown tools -> error results), append results
+        same failing call N times in a row -> stop asking for tools
+    out of turns -> "You have reached the maximum number of turns. ..." and one last call
+
+``tool_format``: ``text`` (tools described in the prompt, calls parsed from
+text), ``native`` (OpenAI ``tools``; results as ``role: tool`` messages),
+``auto`` (both offered; whatever the model uses is answered in kind; if the
+backend rejects ``tools`` the loop continues in text format).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, TextIO
+
+from hugind.agentic.calls import CallItem, ParsedCall, ParseFailure
+from hugind.agentic.dispatch import dispatch
+from hugind.agentic.doom import DoomLoopGuard
+from hugind.agentic.events import (
+    ErrorEvent,
+    EventSink,
+    Final,
+    LlmResponse,
+    LoopEvent,
+    TurnStart,
+    UsageEvent,
+    as_sink,
+)
+from hugind.agentic.formats.common import args_from
+from hugind.agentic.history import (
+    MAX_TURNS_NOTICE,
+    add_notice,
+    assistant_native,
+    assistant_text,
+    compact,
+    native_results,
+    text_results,
+)
+from hugind.agentic.parse import parse_tool_calls, strip_tool_calls
+from hugind.agentic.prompt import build_system_prompt, prompt_tools
+from hugind.agentic.skills import SkillSet
+from hugind.agentic.thinking import strip_thinking
+from hugind.agentic.tools import ToolExecutor, ToolSpec
+from hugind.agentic.trace import Tracer, make_tracer
+from hugind.errors import UsageError
+from hugind.llm.errors import ContextOverflowError, PermanentBackendError
+from hugind.llm.types import ChatResult, NativeToolCall, Usage
+
+TOOL_FORMATS = ("text", "native", "auto")
+MAX_COMPACTIONS = 3
+
+
+class ChatBackend(Protocol):
+    """What the loop needs of a client (``hugind.llm.ChatClient`` fits)."""
+
+    def complete(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        *,
+        tools: Sequence[Mapping[str, Any]] | None = None,
+        stream: bool = False,
+        on_token: Callable[[str], None] | None = None,
+        response_format: Mapping[str, Any] | None = None,
+        extra: Mapping[str, Any] | None = None,
+    ) -> ChatResult: ...
+
+
+@dataclass
+class LoopResult:
+    final_text: str
+    turns: int  # chat requests made, the closing one included
+    messages: list[dict[str, Any]]
+    usage: Usage = field(default_factory=Usage)
+    stop_reason: str = "done"  # "done" | "max_turns" | "doom_loop"
+    stop_detail: str = ""
+    tool_calls: int = 0
+
+
+def run_agentic_loop(
+    client: ChatBackend,
+    *,
+    system_prompt: str,
+    user_prompt: str,
+    tools: Sequence[ToolSpec],
+    executor: ToolExecutor,
+    max_turns: int = 10,
+    tool_format: str = "text",
+    events: EventSink | Callable[[LoopEvent], None] | None = None,
+    trace: bool | TextIO | None = None,
+    skills: SkillSet | None = None,
+    stream: bool = False,
+    on_token: Callable[[str], None] | None = None,
+    doom_threshold: int = 3,
+    max_result_chars: int = 100_000,
+) -> LoopResult:
+    if tool_format not in TOOL_FORMATS:
+        raise UsageError(f"tool_format must be one of {', '.join(TOOL_FORMATS)}, not {tool_format!r}")
+    if isinstance(max_turns, bool) or not isinstance(max_turns, int) or max_turns < 1:
+        raise UsageError(f"max_turns must be a positive integer, not {max_turns!r}")
+    loop = _Loop(client, list(tools), executor, tool_format, skills, stream, on_token, max_result_chars)
+    loop.observe(as_sink(events), make_tracer(trace), DoomLoopGuard(doom_threshold))
+    try:
+        return loop.run(system_prompt, user_prompt, max_turns)
+    except Exception as exc:
+        loop.sink.emit(ErrorEvent(type(exc).__name__, str(exc), loop.turn))
+        loop.tracer.line(f"error: {type(exc).__name__}: {exc}")
+        raise
+
+
+class _Loop:
+    def __init__(
+        self,
+        client: ChatBackend,
+        tools: list[ToolSpec],
+        executor: ToolExecutor,
+        tool_format: str,
+        skills: SkillSet | None,
+        stream: bool,
+        on_token: Callable[[str], None] | None,
+        max_result_chars: int,
+    ) -> None:
+        self.client = client
+        self.tools = {t.name: t for t in tools}
+        self.agent_tools = tools
+        self.offered = prompt_tools(tools, skills)
+        self.executor = executor
+        self.tool_format = tool_format
+        self.skills = skills
+        self.stream = stream
+        self.on_token = on_token
+        self.max_result_chars = max_result_chars
+        wants_native = tool_format != "text" and bool(self.offered)
+        self.native_tools = [t.to_openai() for t in self.offered] if wants_native else None
+        self.sink: EventSink = as_sink(None)
+        self.tracer: Tracer = make_tracer(False)
+        self.guard = DoomLoopGuard()
+        self.messages: list[dict[str, Any]] = []
+        self.usage = Usage()
+        self.turn = 0
+        self.tool_calls = 0
+
+    def observe(self, sink: EventSink, tracer: Tracer, guard: DoomLoopGuard) -> None:
+        self.sink, self.tracer, self.guard = sink, tracer, guard
+
+    def run(self, system_prompt: str, user_prompt: str, max_turns: int) -> LoopResult:
+        system = build_system_prompt(system_prompt, self.agent_tools, self.skills, self.tool_format)
+        if system:
+            self.messages.append({"role": "system", "content": system})
+        self.messages.append({"role": "user", "content": user_prompt})
+        self.tracer.setup([t.name for t in self.offered], system, user_prompt, self.tool_format)
+        detail = ""
+        for _ in range(max_turns):
+            result = self.ask(final=False)
+            items, native = self.extract(result)
+            if not items:
+                self.messages.append(assistant_text(result.content))
+                return self.finish(result, "done", "")
+            self.tool_calls += len(items)
+            self.messages.append(
+                assistant_native(result.content, items) if native else assistant_text(result.content)
+            )
+            outcomes = dispatch(
+                items,
+                tools=self.tools,
+                executor=self.executor,
+                skills=self.skills,
+                turn=self.turn,
+                native=native,
+                emit=self.sink.emit,
+                tracer=self.tracer,
+                max_result_chars=self.max_result_chars,
+            )
+            detail = self.guard.observe(outcomes) or ""
+            if native:
+                self.messages.extend(native_results(outcomes))
+            else:
+                self.messages.append(text_results(outcomes))
+            if detail:
+                self.tracer.line(f"doom-loop guard: {detail}; asking for a final answer")
+                break
+        reason = "doom_loop" if detail else "max_turns"
+        notice = (
+            f"Stop using tools: {detail}. Please provide your final answer now."
+            if detail
+            else MAX_TURNS_NOTICE
+        )
+        add_notice(self.messages, notice)
+        result = self.ask(final=True)
+        self.messages.append(assistant_text(result.content))
+        return self.finish(result, reason, detail or f"reached max_turns={max_turns}")
+
+    # -- one chat request ---------------------------------------------------
+
+    def ask(self, *, final: bool) -> ChatResult:
+        self.turn += 1
+        self.sink.emit(TurnStart(self.turn, len(self.messages), final))
+        compactions = 0
+        while True:
+            tools = self.native_tools
+            extra = {"tool_choice": "none"} if final and tools else None
+            try:
+                result = self.client.complete(
+                    self.messages, tools=tools, stream=self.stream, on_token=self.on_token, extra=extra
+                )
+                break
+            except ContextOverflowError:
+                if compactions >= MAX_COMPACTIONS or not compact(self.messages):
+                    raise
+                compactions += 1
+                self.tracer.line("context window exceeded: old tool results elided, retrying")
+            except PermanentBackendError as exc:
+                if self.tool_format != "auto" or not tools or "tool" not in exc.detail.lower():
+                    raise
+                self.native_tools = None
+                self.tracer.line("backend rejected native tools; continuing with the text format")
+        self.usage = self.usage + result.usage
+        return result
+
+    def extract(self, result: ChatResult) -> tuple[list[CallItem], bool]:
+        if result.tool_calls:
+            items = [native_item(call, self.turn, i) for i, call in enumerate(result.tool_calls)]
+            native = True
+        else:
+            items = parse_tool_calls(strip_thinking(result.content), self.offered)
+            native = False
+        status = "tool calls" if items else (result.finish_reason or "stop")
+        self.sink.emit(
+            LlmResponse(
+                self.turn,
+                round(result.elapsed_s, 6),
+                result.attempts,
+                result.finish_reason,
+                len(result.content),
+                len(result.reasoning),
+                len(items),
+                native,
+                result.usage.to_dict() if result.usage else None,
+            )
+        )
+        self.tracer.turn(self.turn, len(self.messages), status, result.elapsed_s, result.content, len(items))
+        return items, native
+
+    def finish(self, result: ChatResult, reason: str, detail: str) -> LoopResult:
+        text = strip_tool_calls(strip_thinking(result.content), self.offered)
+        self.sink.emit(Final(text, self.turn, reason, detail))
+        u = self.usage
+        self.sink.emit(UsageEvent(u.prompt_tokens, u.completion_tokens, u.total_tokens, self.turn))
+        self.tracer.line(f"final after {self.turn} request(s) ({reason}): {len(text)} chars")
+        return LoopResult(text, self.turn, self.messages, u, reason, detail, self.tool_calls)
+
+
+def native_item(call: NativeToolCall, turn: int, index: int) -> CallItem:
+    call_id = call.id or f"call_{turn}_{index}"
+    raw = json.dumps({"name": call.name, "arguments": call.arguments_json}, ensure_ascii=False)
+    if not call.name:
+        return ParseFailure(raw, "the tool call has no function name", None, call_id)
+    args = args_from(call.arguments_json, raw, call.name)
+    if isinstance(args, ParseFailure):
+        return ParseFailure(args.raw, args.error, call.name, call_id)
+    return ParsedCall(call.name, args, raw, call_id)

@@ -1,0 +1,239 @@
+"""Backend resolution: a URL, or a name from ``$HUGIND_HOME/config.yaml``.
+
+Config file shape::
+
+    default_backend: local          # optional; used when no spec is given
+    backends:
+      local:
+        url: http://127.0.0.1:8080/v1
+        model: qwen3-8b
+        api_key_env: LOCAL_LLM_KEY  # optional: env var holding the key
+        headers: {X-Team: a}        # optional; values may use ${ENV_VAR}
+        tool_format: text           # text | native | auto
+        timeout: 120                # seconds
+        max_retries: 3
+        session_mode: fresh         # fresh | resume | stateless
+
+The API key is read from the environment variable named by ``api_key_env``;
+it is held out of ``repr`` and never put in an error message.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from hugind.llm.client import SESSION_MODES, ChatClient, api_base
+from hugind.llm.errors import BackendConfigError
+
+TOOL_FORMATS = ("text", "native", "auto")
+_KNOWN_KEYS = {
+    "url",
+    "model",
+    "api_key_env",
+    "headers",
+    "tool_format",
+    "timeout",
+    "max_retries",
+    "session_mode",
+    "session_id",
+}
+_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def hugind_home(env: Mapping[str, str] | None = None) -> Path:
+    """``$HUGIND_HOME`` or ``~/.hugind``."""
+    env = os.environ if env is None else env
+    value = env.get("HUGIND_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".hugind"
+
+
+def default_config_path(env: Mapping[str, str] | None = None) -> Path:
+    return hugind_home(env) / "config.yaml"
+
+
+@dataclass(frozen=True)
+class BackendConfig:
+    url: str
+    model: str = ""
+    name: str | None = None
+    api_key: str | None = field(default=None, repr=False)
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+    tool_format: str = "text"
+    timeout: float = 120.0
+    max_retries: int = 3
+    session_mode: str = "fresh"
+    session_id: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} ({self.url})" if self.name else self.url
+
+    def with_overrides(self, **changes: Any) -> BackendConfig:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+    def make_client(self, **kwargs: Any) -> ChatClient:
+        return ChatClient(
+            self.url,
+            self.model,
+            api_key=self.api_key,
+            headers=dict(self.headers),
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            session_mode=self.session_mode,
+            session_id=self.session_id,
+            **kwargs,
+        )
+
+
+def resolve_backend(
+    spec: str | Mapping[str, Any] | None,
+    *,
+    config_path: str | Path | None = None,
+    model: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> BackendConfig:
+    """Resolve ``spec`` (URL, backend name, inline mapping or None) to a config.
+
+    A mapping is either inline settings (``{url: ..., model: ...}``) or a
+    reference with overrides (``{name: local, model: other}``). ``model``
+    overrides whatever the spec says.
+    """
+    env = os.environ if env is None else env
+    path = Path(config_path).expanduser() if config_path else default_config_path(env)
+    if spec is None:
+        backends, default = _load(path, required=True)
+        name = default or (next(iter(backends)) if len(backends) == 1 else None)
+        if name is None:
+            raise BackendConfigError(
+                f"no backend given and {path} sets no default_backend; known backends: {_names(backends)}"
+            )
+        return _from_entry(name, _lookup(name, backends, path), env).with_overrides(model=model)
+    if isinstance(spec, str):
+        text = spec.strip()
+        if not text:
+            raise BackendConfigError("backend spec is empty")
+        if "://" in text:
+            return _from_entry(None, {"url": text}, env).with_overrides(model=model)
+        backends, _ = _load(path, required=True, wanted=text)
+        return _from_entry(text, _lookup(text, backends, path), env).with_overrides(model=model)
+    if isinstance(spec, Mapping):
+        settings = dict(spec)
+        ref = settings.pop("name", None) or settings.pop("backend", None)
+        if ref is not None:
+            if not isinstance(ref, str):
+                raise BackendConfigError("backend 'name' must be a string")
+            backends, _ = _load(path, required=True, wanted=ref)
+            settings = {**_lookup(ref, backends, path), **settings}
+        elif "url" not in settings:
+            raise BackendConfigError("backend mapping needs 'url' or 'name'")
+        return _from_entry(ref, settings, env).with_overrides(model=model)
+    raise BackendConfigError(f"backend spec must be a URL, a name or a mapping, not {type(spec).__name__}")
+
+
+def _load(path: Path, *, required: bool, wanted: str | None = None) -> tuple[dict[str, Any], str | None]:
+    if not path.is_file():
+        if required:
+            what = f"unknown backend '{wanted}': " if wanted else ""
+            raise BackendConfigError(
+                f"{what}no config file at {path} (set HUGIND_HOME or give the backend as an http(s) URL)"
+            )
+        return {}, None
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise BackendConfigError(f"{path}: cannot read config: {_one_line(exc)}") from None
+    if not isinstance(data, Mapping):
+        raise BackendConfigError(f"{path}: config must be a mapping")
+    backends = data.get("backends") or {}
+    if not isinstance(backends, Mapping) or not all(isinstance(v, Mapping) for v in backends.values()):
+        raise BackendConfigError(f"{path}: 'backends' must map names to settings")
+    default = data.get("default_backend")
+    if default is not None and not isinstance(default, str):
+        raise BackendConfigError(f"{path}: 'default_backend' must be a name")
+    return {str(k): dict(v) for k, v in backends.items()}, default
+
+
+def _lookup(name: str, backends: Mapping[str, Any], path: Path) -> dict[str, Any]:
+    if name not in backends:
+        raise BackendConfigError(f"unknown backend '{name}' (known backends in {path}: {_names(backends)})")
+    return dict(backends[name])
+
+
+def _names(backends: Mapping[str, Any]) -> str:
+    return ", ".join(sorted(backends)) or "none"
+
+
+def _from_entry(name: str | None, entry: Mapping[str, Any], env: Mapping[str, str]) -> BackendConfig:
+    who = f"backend '{name}'" if name else "backend"
+    unknown = sorted(set(entry) - _KNOWN_KEYS)
+    if unknown:
+        raise BackendConfigError(f"{who}: unknown setting(s) {', '.join(unknown)}")
+    url = entry.get("url")
+    if not isinstance(url, str) or not url.strip():
+        raise BackendConfigError(f"{who}: 'url' is required")
+    url = api_base(url)
+    model = entry.get("model") or ""
+    if not isinstance(model, str):
+        raise BackendConfigError(f"{who}: 'model' must be a string")
+    api_key = None
+    key_env = entry.get("api_key_env")
+    if key_env is not None:
+        if not isinstance(key_env, str) or not key_env:
+            raise BackendConfigError(f"{who}: 'api_key_env' must name an environment variable")
+        api_key = env.get(key_env)
+        if not api_key:
+            raise BackendConfigError(f"{who}: environment variable {key_env} (api_key_env) is not set")
+    headers = entry.get("headers") or {}
+    if not isinstance(headers, Mapping):
+        raise BackendConfigError(f"{who}: 'headers' must be a mapping")
+    resolved_headers = {str(k): _expand(str(v), env, who) for k, v in headers.items()}
+    tool_format = entry.get("tool_format", "text")
+    if tool_format not in TOOL_FORMATS:
+        raise BackendConfigError(f"{who}: tool_format must be one of {', '.join(TOOL_FORMATS)}")
+    timeout = entry.get("timeout", 120.0)
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
+        raise BackendConfigError(f"{who}: 'timeout' must be a positive number of seconds")
+    retries = entry.get("max_retries", 3)
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise BackendConfigError(f"{who}: 'max_retries' must be a non-negative integer")
+    session_mode = entry.get("session_mode", "fresh")
+    if session_mode not in SESSION_MODES:
+        raise BackendConfigError(f"{who}: session_mode must be one of {', '.join(SESSION_MODES)}")
+    session_id = entry.get("session_id")
+    if session_id is not None and not isinstance(session_id, str):
+        raise BackendConfigError(f"{who}: 'session_id' must be a string")
+    if session_mode == "resume" and not session_id:
+        raise BackendConfigError(f"{who}: session_mode 'resume' needs a session_id")
+    return BackendConfig(
+        url=url,
+        model=model,
+        name=name,
+        api_key=api_key,
+        headers=resolved_headers,
+        tool_format=tool_format,
+        timeout=float(timeout),
+        max_retries=retries,
+        session_mode=session_mode,
+        session_id=session_id,
+    )
+
+
+def _expand(value: str, env: Mapping[str, str], who: str) -> str:
+    def sub(match: re.Match[str]) -> str:
+        var = match.group(1)
+        if var not in env:
+            raise BackendConfigError(f"{who}: header refers to ${{{var}}}, which is not set")
+        return env[var]
+
+    return _ENV_REF.sub(sub, value)
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:300]

@@ -1,0 +1,1 @@
+"""Test helpers: a loopback OpenAI-compatible chat server."""
