@@ -34,6 +34,11 @@ def run(
     audit: Annotated[Optional[Path], typer.Option("--audit", help="Append every policy decision (JSON lines).")] = None,
     fuel: Annotated[Optional[int], typer.Option("--fuel", help="Meter the guest: trap after N fuel units.")] = None,
     timeout: Annotated[Optional[float], typer.Option("--timeout", help="Shorten the wall-clock limit (s).")] = None,
+    backend: Annotated[
+        Optional[str], typer.Option("--backend", envvar="HUGIND_BACKEND", help="LLM backend: a config name or URL.")
+    ] = None,
+    json_events: Annotated[bool, typer.Option("--json", help="Agentic mode: NDJSON events on stdout.")] = False,
+    stream: Annotated[bool, typer.Option("--stream", help="Agentic mode: stream LLM responses.")] = False,
 ) -> None:
     """Run an agent and print its result as JSON."""
     from hugind.manifest import load_agent
@@ -47,12 +52,19 @@ def run(
         fuel=fuel,
         timeout=timeout,
         inherit_stdin=True,
+        backend=backend,
+        stream=stream,
     )
+    if json_events:
+        from hugind.agentic import NdjsonSink
+
+        options.events = NdjsonSink(sys.stdout)
+        options.stdout = options.stderr  # the agent's prints must not corrupt the event stream
     try:
         result = run_agent(load_agent(agent), options)
     except HugindError as err:
         raise _fail(err) from None
-    if result.has_result:
+    if result.has_result and not (json_events and result.loop is not None):
         sys.stdout.write(json.dumps(result.value, ensure_ascii=False) + "\n")
         sys.stdout.flush()
     verdict = strict_verdict(result) if strict else None

@@ -14,7 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hugind.errors import EnvMissingError, StrictDenials
+from hugind.agentic import LoopResult
+from hugind.agentic_run import run_agentic
+from hugind.backends import LlmService, choose_backend
+from hugind.errors import BackendError, EnvMissingError, PermissionDenied, StrictDenials
 from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
 from hugind.policy import AuditLog, PolicyEngine, build_policy, load_preset
@@ -49,6 +52,10 @@ class RunOptions:
     host_env: Mapping[str, str] | None = None
     extra_ops: list[Op] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)
+    backend: str | None = None  # chosen by the user: trusted, unlike agent.yaml's
+    events: Any = None  # agentic loop event sink (NDJSON for --json)
+    trace: Any = None  # None: follow HUGIND_TRACE
+    stream: bool = False  # stream LLM responses in the agentic loop
 
 
 @dataclass
@@ -57,6 +64,7 @@ class RunResult:
     value: Any
     denials: int
     elapsed_s: float
+    loop: LoopResult | None = None  # agentic mode only
 
 
 def resolve_env(declared: tuple[EnvVar, ...], host_env: Mapping[str, str]) -> dict[str, str]:
@@ -82,9 +90,9 @@ def make_policy(agent: Agent, options: RunOptions) -> PolicyEngine:
 
 
 def capability_ops() -> list[Op]:
-    from hugind.host import fs, net, shell
+    from hugind.host import fs, llm, net, shell
 
-    return [*fs.OPS, *shell.OPS, *net.OPS]
+    return [*fs.OPS, *shell.OPS, *net.OPS, *llm.OPS]
 
 
 def open_session(agent: Agent, options: RunOptions, engine: PolicyEngine, env: dict[str, str]) -> AgentSession:
@@ -121,17 +129,42 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     host_env = os.environ if options.host_env is None else options.host_env
     env = resolve_env(agent.manifest.env, host_env)
     engine = make_policy(agent, options)
+    llm = LlmService(lambda: choose_backend(agent.manifest, options.backend, engine))
+    options.services.setdefault("llm", llm)
+    loop = None
     try:
         session = open_session(agent, options, engine, env)
         try:
             session.run_main()
-            has_result, value = session.result()
+            if agent.manifest.mode == "agentic":
+                loop = _agentic(session, agent, options, llm)
+                has_result, value = True, loop.final_text
+            else:
+                has_result, value = session.result()
         finally:
             session.close()
     finally:
+        llm.close()
         engine.close()
         engine.audit.close()
-    return RunResult(has_result, value, engine.denials, time.monotonic() - started)
+    return RunResult(has_result, value, engine.denials, time.monotonic() - started, loop)
+
+
+def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmService) -> LoopResult:
+    try:
+        client = llm.client()
+    except PermissionDenied as err:
+        raise BackendError(f"cannot use the agent's LLM backend: {err.message}") from None
+    return run_agentic(
+        session,
+        client,
+        args=options.args,
+        manifest_turns=agent.manifest.max_turns,
+        tool_format=agent.manifest.tool_format,
+        events=options.events,
+        trace=options.trace,
+        stream=options.stream,
+    )
 
 
 def strict_verdict(result: RunResult) -> StrictDenials | None:
