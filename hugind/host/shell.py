@@ -1,0 +1,192 @@
+"""``shell.run`` / ``shell.spawn``: child processes the policy has allowed.
+
+Every child starts in its own session (so its whole process group can be
+signalled), with stdin from /dev/null, an environment built by the policy
+(minimal under ``env_clear``; never with loader or interpreter hooks; PATH
+always the safe PATH the programs were checked against) and the policy's
+working directory. Output is read as it comes, capped at ``max_output``
+(then the group is killed and the result marked truncated). On timeout, run
+deadline or cancellation the group gets SIGTERM, then SIGKILL after a short
+grace, so a child that ignores SIGTERM still dies. When the main child
+exits, whatever it left running in its group is killed too.
+
+Not covered without OS isolation: a child that calls setsid() leaves the
+group; hugind stops waiting for it but cannot kill it. Children reach the
+network and the disk directly; the shell policy (which programs run) is
+the boundary, not the fs/network policy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import signal
+import subprocess
+import time
+from typing import Any
+
+from hugind.errors import HostIOError, InvalidArgument, NotFound, PermissionDenied, Timeout
+from hugind.host.registry import HostContext, Op, arg
+
+TERM_GRACE = 0.3  # seconds between SIGTERM and SIGKILL
+DRAIN_GRACE = 0.5  # seconds to keep reading after the main child exited
+POLL = 0.05
+
+
+def _exited(pid: int) -> bool:
+    """Whether the child has exited, without reaping it (its pid keeps naming the group)."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
+
+
+def _signal_group(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the group, wait a little for the main child, then SIGKILL whatever is left."""
+    _signal_group(proc.pid, signal.SIGTERM)
+    end = time.monotonic() + TERM_GRACE
+    while not _exited(proc.pid) and time.monotonic() < end:
+        time.sleep(0.01)
+    _signal_group(proc.pid, signal.SIGKILL)
+
+
+class _Collector:
+    """Reads stdout and stderr together, keeping at most ``cap`` bytes in all."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], cap: int) -> None:
+        self.cap = cap
+        self.total = 0
+        self.truncated = False
+        self.buffers: dict[int, bytearray] = {}
+        self.selector = selectors.DefaultSelector()
+        for stream in (proc.stdout, proc.stderr):
+            assert stream is not None
+            os.set_blocking(stream.fileno(), False)
+            self.buffers[stream.fileno()] = bytearray()
+            self.selector.register(stream.fileno(), selectors.EVENT_READ)
+
+    @property
+    def open(self) -> bool:
+        return bool(self.selector.get_map())
+
+    def pump(self, timeout: float) -> None:
+        for key, _ in self.selector.select(max(0.0, timeout)):
+            try:
+                chunk = os.read(key.fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            if not chunk:
+                self.selector.unregister(key.fd)
+                continue
+            room = self.cap - self.total
+            self.buffers[key.fd] += chunk[:room]
+            self.total += min(len(chunk), room)
+            if len(chunk) > room:
+                self.truncated = True
+                return
+
+    def close(self) -> None:
+        self.selector.close()
+
+
+def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str) -> dict[str, Any]:
+    engine = ctx.policy
+    policy = engine.policy.shell
+    budget = min(policy.timeout, ctx.remaining())
+    if budget <= 0 or ctx.cancelled.is_set():
+        raise Timeout("shell: the run's deadline has passed")
+    if not os.path.isdir(cwd):
+        raise HostIOError("shell: the working directory does not exist")
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=engine.shell_env(),
+            start_new_session=True,
+            close_fds=True,
+        )
+    except FileNotFoundError:
+        raise NotFound(f"shell: cannot execute '{os.path.basename(argv[0])}'") from None
+    except PermissionError:
+        raise PermissionDenied(f"shell: the host refused to execute '{os.path.basename(argv[0])}'") from None
+    except OSError as exc:
+        raise HostIOError(f"shell: cannot start the command: {exc.strerror}") from None
+    assert proc.stdout is not None and proc.stderr is not None
+    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    collector = _Collector(proc, policy.max_output)
+    deadline = time.monotonic() + budget
+    timed_out = cancelled = False
+    exited_at: float | None = None
+    try:
+        while not collector.truncated:
+            now = time.monotonic()
+            if now >= deadline:
+                timed_out = True
+                break
+            if ctx.cancelled.is_set():
+                cancelled = True
+                break
+            if exited_at is None and _exited(proc.pid):
+                exited_at = now
+                _signal_group(proc.pid, signal.SIGKILL)  # leftovers of the finished command
+            if exited_at is not None and (not collector.open or now - exited_at > DRAIN_GRACE):
+                break  # done; past the grace someone outside the group holds the pipes
+            if collector.open:
+                collector.pump(min(POLL, deadline - now))
+            else:
+                time.sleep(min(POLL, deadline - now))
+        if timed_out or cancelled or collector.truncated or not _exited(proc.pid):
+            _stop_group(proc)
+        else:
+            _signal_group(proc.pid, signal.SIGKILL)
+        try:
+            code = proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = -signal.SIGKILL
+    finally:
+        collector.close()
+        proc.stdout.close()
+        proc.stderr.close()
+    if cancelled:
+        raise Timeout("shell: the run was cancelled")
+    return {
+        "stdout": collector.buffers[out_fd].decode("utf-8", errors="replace"),
+        "stderr": collector.buffers[err_fd].decode("utf-8", errors="replace"),
+        "exit_code": code if code >= 0 else 128 - code,
+        "timed_out": timed_out,
+        "truncated": collector.truncated,
+    }
+
+
+def _run(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
+    command = arg(args, "command", str)
+    if ctx.policy is None:
+        raise PermissionDenied("shell: no policy is in force")
+    plan = ctx.policy.check_shell(command)
+    return _execute(ctx, plan.argv, str(plan.cwd))
+
+
+def _spawn(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
+    program = arg(args, "program", str)
+    argv = arg(args, "args", list, [])
+    if not all(isinstance(a, str) for a in argv):
+        raise InvalidArgument("argument 'args' must be a list of strings")
+    if ctx.policy is None:
+        raise PermissionDenied("shell: no policy is in force")
+    plan = ctx.policy.check_spawn(program, argv)
+    return _execute(ctx, plan.argv, str(plan.cwd))
+
+
+OPS: tuple[Op, ...] = (
+    Op("shell.run", _run, is_async=True),
+    Op("shell.spawn", _spawn, is_async=True),
+)

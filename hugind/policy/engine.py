@@ -1,0 +1,170 @@
+"""The one object every host function asks before acting.
+
+Each check resolves what the guest asked for, decides with the pure rules
+of :mod:`fs`, :mod:`net` and :mod:`shell`, records the decision (allow or
+deny, with the rule that decided) in the audit log, and either returns what
+the capability needs to act safely or raises ``PermissionDenied``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from hugind.errors import HostCallError, InvalidArgument, PermissionDenied
+from hugind.policy import fs as fs_rules
+from hugind.policy.audit import AuditLog
+from hugind.policy.describe import describe_policy, policy_json
+from hugind.policy.model import Denied, Policy
+from hugind.policy.net import NetTarget, Resolver, decide_connect, system_resolver
+from hugind.policy.shell import ShellPlan, SpawnPlan, build_env, decide_shell, decide_spawn
+
+
+class PolicyEngine:
+    def __init__(
+        self, policy: Policy, audit: AuditLog | None = None, *, resolver: Resolver | None = None
+    ) -> None:
+        self.policy = policy
+        self.audit = audit if audit is not None else AuditLog()
+        self.denials = 0
+        self._resolver = resolver or system_resolver
+        self._lock = threading.Lock()
+        self._scratch: Path | None = None
+        self._closed = False
+
+    # --- run-scoped state ---------------------------------------------------------
+
+    @property
+    def scratch_dir(self) -> Path | None:
+        """The private temp dir of ``runtime_fs_mode: scratch`` (created on first use)."""
+        if self.policy.fs.mode != "scratch":
+            return None
+        with self._lock:
+            if self._scratch is None:
+                if self._closed:
+                    raise PermissionDenied("filesystem: the run has ended")
+                self._scratch = Path(os.path.realpath(tempfile.mkdtemp(prefix="hugind-scratch-")))
+                # Safety net if close() is never called: removed when the engine goes away.
+                weakref.finalize(self, shutil.rmtree, self._scratch, True)
+            return self._scratch
+
+    @property
+    def fs_cwd(self) -> Path:
+        """Where relative guest paths start: the scratch dir, else the agent root."""
+        return self.scratch_dir or self.policy.agent_root
+
+    @property
+    def shell_cwd(self) -> Path:
+        return self.policy.shell.working_dir or self.fs_cwd
+
+    def fs_view(self) -> fs_rules.FsView:
+        return fs_rules.FsView(self.policy.fs, self.fs_cwd, self.scratch_dir)
+
+    def close(self) -> None:
+        """End of run: remove the scratch dir. The audit log stays open (it is the caller's)."""
+        with self._lock:
+            self._closed = True
+            scratch, self._scratch = self._scratch, None
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    def __enter__(self) -> PolicyEngine:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- audit ------------------------------------------------------------------------
+
+    def record(self, capability: str, request: dict, allowed: bool, rule: str) -> None:
+        if not allowed:
+            with self._lock:
+                self.denials += 1
+        self.audit.write(capability, request, allowed, rule)
+
+    def _deny(self, capability: str, request: dict, denied: Denied) -> HostCallError:
+        """Record a denial; the error to raise (a malformed path is an InvalidArgument)."""
+        self.record(capability, request, False, denied.rule)
+        if denied.rule == "filesystem.path-syntax":
+            return InvalidArgument(denied.message)
+        return PermissionDenied(denied.message)
+
+    # --- checks -----------------------------------------------------------------------
+
+    def check_fs(self, op: str, path: str, *, write: bool) -> Path:
+        """The resolved host path for ``op`` on the guest's ``path``, or PermissionDenied."""
+        request = {"op": op, "path": path, "write": write}
+        try:
+            real, rule = fs_rules.decide_fs(self.fs_view(), op, path, write=write)
+        except Denied as denied:
+            raise self._deny("filesystem", request, denied) from None
+        self.record("filesystem", request, True, rule)
+        return real
+
+    def may_write(self, real: Path) -> bool:
+        """For a path already resolved: inside a writable root? (no audit entry)"""
+        return fs_rules.may_write(self.fs_view(), real)
+
+    def guest_path(self, real: Path) -> str:
+        """How the guest sees a checked host path (relative to its cwd where possible)."""
+        return self.fs_view().guest_view(real)
+
+    def check_connect(self, url: str) -> NetTarget:
+        """Parse, match, resolve once and classify; the target to pin the connection to."""
+        request = {"op": "connect", "url": url}
+        net = self.policy.net
+        try:
+            target = decide_connect(net, url, self._resolver, net.timeout)
+        except Denied as denied:
+            raise self._deny("network", request, denied) from None
+        rule = "network.allowed_ips" if target.is_ip else "network.allowed_domains"
+        if not net.restrict_hosts:
+            rule = "network.allow"
+        self.record("network", {**request, "addresses": list(target.addresses)}, True, rule)
+        return target
+
+    def check_shell(self, command: str) -> ShellPlan:
+        request = {"op": "run", "command": command}
+        try:
+            plan = decide_shell(self.policy.shell, command, self.shell_cwd, strict=self.policy.strict)
+        except Denied as denied:
+            raise self._deny("shell", request, denied) from None
+        self._record_programs(request, plan.programs, plan.certain)
+        return plan
+
+    def check_spawn(self, program: str, args: list[str]) -> SpawnPlan:
+        request = {"op": "spawn", "program": program, "args": list(args)}
+        try:
+            plan = decide_spawn(self.policy.shell, program, args, self.shell_cwd, strict=self.policy.strict)
+        except Denied as denied:
+            raise self._deny("shell", request, denied) from None
+        self._record_programs(request, plan.programs, True)
+        return plan
+
+    def _record_programs(self, request: dict, programs: Any, certain: bool) -> None:
+        shell = self.policy.shell
+        rule = "shell.whitelist" if shell.whitelist is not None else "shell.allow"
+        if shell.whitelist is None and shell.blacklist:
+            rule = "shell.blacklist"
+        detail = {**request, "programs": [p.name for p in programs]}
+        if not certain:
+            detail["analysis"] = "incomplete"
+        self.record("shell", detail, True, rule)
+
+    def shell_env(self, host_env: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment for a child process, per ``env_clear`` and the strip list."""
+        return build_env(self.policy.shell, os.environ if host_env is None else host_env, str(self.shell_cwd))
+
+    # --- reporting ----------------------------------------------------------------------
+
+    def describe(self) -> list[str]:
+        return describe_policy(self.policy)
+
+    def to_json(self) -> dict:
+        return policy_json(self.policy)

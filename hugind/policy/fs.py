@@ -1,0 +1,135 @@
+"""Filesystem decisions: resolve a guest path, then check it against the roots.
+
+Paths are resolved the way ``os.path.realpath`` does (symlinks, ``..``,
+trailing slashes; a path that does not exist yet is resolved through its
+nearest existing parent) before anything is compared, and containment is
+decided on path components (``/data`` does not contain ``/data-evil``).
+``/proc``, ``/sys`` and ``/dev`` are off limits unless a root lies inside
+them. Operations that act on a directory entry rather than on what it points
+to (``remove``, ``rename``, ``lstat``) resolve only the parent, so removing a
+symlink removes the link, never its target.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from hugind.policy.model import Denied, FsPolicy, FsRoot
+
+SPECIAL_DIRS = (Path("/proc"), Path("/sys"), Path("/dev"))
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
+ENTRY_OPS = frozenset({"remove", "rename", "lstat"})  # act on the entry, not its target
+ROOT_PROTECTED_OPS = frozenset({"remove", "rename"})
+SCRATCH_SPEC = "<scratch>"
+
+
+@dataclass(frozen=True)
+class FsView:
+    """The roots in force for one run (the scratch dir exists only in scratch mode)."""
+
+    policy: FsPolicy
+    cwd: Path
+    scratch: Path | None = None
+
+    @property
+    def readable(self) -> tuple[FsRoot, ...]:
+        extra = (FsRoot(SCRATCH_SPEC, self.scratch),) if self.scratch else ()
+        return self.policy.read + self.policy.write + extra
+
+    @property
+    def writable(self) -> tuple[FsRoot, ...]:
+        if self.policy.mode == "read-write":
+            return self.policy.write
+        if self.policy.mode == "scratch" and self.scratch:
+            return (FsRoot(SCRATCH_SPEC, self.scratch),)
+        return ()
+
+    def guest_view(self, real: Path) -> str:
+        """How the guest should see a checked path: relative to its cwd, else absolute."""
+        if real == self.cwd:
+            return "."
+        if real.is_relative_to(self.cwd):
+            return str(real.relative_to(self.cwd))
+        return str(real)
+
+
+def _op_name(op: str) -> str:
+    return op.removeprefix("fs.")
+
+
+def check_syntax(path: object) -> str:
+    if not isinstance(path, str) or not path:
+        raise Denied("filesystem.path-syntax", "filesystem: path must be a non-empty string")
+    if "\0" in path:
+        raise Denied("filesystem.path-syntax", "filesystem: path contains a NUL byte")
+    try:
+        encoded = path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise Denied("filesystem.path-syntax", "filesystem: path is not valid Unicode") from None
+    if len(encoded) > MAX_PATH_BYTES:
+        raise Denied("filesystem.path-syntax", f"filesystem: path longer than {MAX_PATH_BYTES} bytes")
+    if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in path.split("/")):
+        raise Denied("filesystem.path-syntax", f"filesystem: path component over {MAX_NAME_BYTES} bytes")
+    return path
+
+
+def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
+    """The host path ``path`` denotes, symlinks resolved (all, or all but the last)."""
+    joined = os.path.join(cwd, path)
+    head, tail = os.path.split(joined)
+    if follow_last or tail in ("", ".", ".."):
+        return Path(os.path.realpath(joined))
+    return Path(os.path.realpath(head)) / tail
+
+
+def _root_of(real: Path, roots: tuple[FsRoot, ...]) -> FsRoot | None:
+    best: FsRoot | None = None
+    for root in roots:
+        if real.is_relative_to(root.path) and (best is None or len(root.path.parts) > len(best.path.parts)):
+            best = root
+    return best
+
+
+def _specs(roots: tuple[FsRoot, ...]) -> str:
+    return ", ".join(dict.fromkeys(r.spec for r in roots)) or "none configured"
+
+
+def decide_fs(view: FsView, op: str, path: str, *, write: bool) -> tuple[Path, str]:
+    """Resolve and check; return (real host path, deciding rule) or raise Denied."""
+    name = _op_name(op)
+    check_syntax(path)
+    shown = repr(path)
+    mode = view.policy.mode
+    if mode == "none":
+        raise Denied("filesystem.mode", f"filesystem: {name} {shown} denied: runtime_fs_mode is none")
+    if write and mode == "read-only":
+        raise Denied("filesystem.read-only", f"filesystem: {name} {shown} denied: runtime_fs_mode read-only")
+    real = resolve(path, view.cwd, follow_last=name not in ENTRY_OPS)
+    roots = view.writable if write else view.readable
+    root = _root_of(real, roots)
+    for special in SPECIAL_DIRS:
+        if real.is_relative_to(special) and (root is None or not root.path.is_relative_to(special)):
+            raise Denied(
+                "filesystem.special",
+                f"filesystem: {name} {shown} denied: {special} is off limits unless listed explicitly",
+            )
+    if root is None:
+        kind = "writable" if write else "readable"
+        raise Denied(
+            "filesystem.outside-roots",
+            f"filesystem: {name} {shown} denied: outside the {kind} roots ({_specs(roots)})",
+        )
+    if name in ROOT_PROTECTED_OPS and real == root.path:
+        raise Denied("filesystem.root", f"filesystem: {name} {shown} denied: it is the allowed root itself")
+    return real, f"filesystem.{'write' if write else 'read'}:{root.spec}"
+
+
+def may_write(view: FsView, real: Path) -> bool:
+    """Whether an already-resolved path lies in a writable root (no special dir)."""
+    root = _root_of(real, view.writable)
+    if root is None:
+        return False
+    return not any(real.is_relative_to(s) and not root.path.is_relative_to(s) for s in SPECIAL_DIRS)

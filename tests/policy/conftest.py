@@ -1,0 +1,271 @@
+"""Fixtures for the policy engine and the fs/shell/net capabilities.
+
+Everything is real: files in tmp dirs, subprocesses, HTTP servers bound to
+127.0.0.1. Nothing here reaches any other address.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gzip
+import json
+import shutil
+import ssl
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from hugind.errors import HostCallError
+from hugind.host import fs, net, shell
+from hugind.host.registry import HostContext
+from hugind.policy import AuditLog, PolicyEngine, build_policy
+
+OPS = {op.name: op for op in (*fs.OPS, *shell.OPS, *net.OPS)}
+
+
+class Harness:
+    """An engine + host context over one agent root, with helpers to call ops."""
+
+    def __init__(self, root: Path, engine: PolicyEngine, deadline: float = float("inf")) -> None:
+        self.root = root
+        self.engine = engine
+        self.ctx = HostContext(policy=engine, agent_root=root, deadline=deadline)
+
+    @property
+    def audit(self) -> list[dict[str, Any]]:
+        return list(self.engine.audit.entries)
+
+    def call(self, name: str, **args: Any) -> Any:
+        return OPS[name].handler(self.ctx, args)
+
+    def fails(self, name: str, **args: Any) -> HostCallError:
+        try:
+            value = self.call(name, **args)
+        except HostCallError as exc:
+            return exc
+        raise AssertionError(f"{name}({args}) was allowed and returned {value!r}")
+
+
+@pytest.fixture
+def agent_root(tmp_path: Path) -> Path:
+    root = tmp_path / "agent"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def harness(agent_root: Path) -> Iterator[Callable[..., Harness]]:
+    engines: list[PolicyEngine] = []
+
+    def make(
+        permissions: dict | None = None,
+        *,
+        mode: str | None = None,
+        strict: bool = False,
+        preset: dict | None = None,
+        audit: AuditLog | None = None,
+        resolver: Any = None,
+        deadline: float = float("inf"),
+    ) -> Harness:
+        policy = build_policy(
+            permissions, runtime_fs_mode=mode, agent_root=agent_root, strict=strict, preset=preset
+        )
+        engine = PolicyEngine(policy, audit, resolver=resolver)
+        engines.append(engine)
+        return Harness(agent_root, engine, deadline)
+
+    yield make
+    for engine in engines:
+        engine.close()
+
+
+# --- a loopback HTTP server with scripted routes ------------------------------------
+
+Route = Callable[[BaseHTTPRequestHandler], None]
+
+
+def reply(
+    handler: BaseHTTPRequestHandler, status: int, body: bytes = b"", headers: dict | None = None
+) -> None:
+    handler.send_response(status)
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
+    if "Content-Length" not in (headers or {}) and "Transfer-Encoding" not in (headers or {}):
+        handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    if body and handler.command != "HEAD":
+        handler.wfile.write(body)
+
+
+class Server:
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.requests: list[dict[str, Any]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _any(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                path = self.path.split("?")[0]
+                server.requests.append(
+                    {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": body}
+                )
+                route = server.routes.get(path)
+                if route is None:
+                    reply(self, 404, b"no route")
+                else:
+                    route(self)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _any
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    def url(self, path: str = "/") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@functools.cache
+def _bomb() -> bytes:
+    """50 MiB of zeros, gzip-compressed to about 50 KiB."""
+    return gzip.compress(b"\0" * (50 * 1024 * 1024), compresslevel=9)
+
+
+def standard_routes(server: Server) -> None:
+    """Routes most network tests use."""
+
+    def hello(h: BaseHTTPRequestHandler) -> None:
+        reply(h, 200, b"hello", {"Content-Type": "text/plain", "X-Test": "1"})
+
+    def echo(h: BaseHTTPRequestHandler) -> None:
+        last = server.requests[-1]
+        data = {"method": last["method"], "headers": last["headers"], "body": last["body"].decode()}
+        reply(h, 200, json.dumps(data).encode(), {"Content-Type": "application/json"})
+
+    def redirect(h: BaseHTTPRequestHandler) -> None:
+        query = h.path.split("?", 1)[1] if "?" in h.path else ""
+        params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
+        status = int(params.get("status", "302"))
+        reply(h, status, b"", {"Location": params["to"].replace("%3A", ":").replace("%2F", "/")})
+
+    def chain(h: BaseHTTPRequestHandler) -> None:
+        n = int(h.path.split("?n=")[1])
+        if n == 0:
+            reply(h, 200, b"end of chain")
+        else:
+            reply(h, 302, b"", {"Location": f"/chain?n={n - 1}"})
+
+    def big(h: BaseHTTPRequestHandler) -> None:
+        reply(h, 200, b"x" * 300_000)
+
+    def chunked(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Transfer-Encoding", "chunked")
+        h.end_headers()
+        piece = b"y" * 10_000
+        try:
+            for _ in range(100):
+                h.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            h.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            pass
+
+    def gzipped(h: BaseHTTPRequestHandler) -> None:
+        reply(h, 200, gzip.compress("héllo gzip".encode()), {"Content-Encoding": "gzip"})
+
+    def gzip_bomb(h: BaseHTTPRequestHandler) -> None:
+        with contextlib.suppress(OSError):
+            reply(h, 200, _bomb(), {"Content-Encoding": "gzip"})
+
+    def slow(h: BaseHTTPRequestHandler) -> None:
+        h.send_response(200)
+        h.send_header("Content-Length", "1000")
+        h.end_headers()
+        try:
+            for _ in range(1000):
+                h.wfile.write(b"z")
+                h.wfile.flush()
+                time.sleep(0.05)
+        except OSError:
+            pass
+
+    server.routes.update(
+        {
+            "/hello": hello,
+            "/echo": echo,
+            "/redirect": redirect,
+            "/chain": chain,
+            "/big": big,
+            "/chunked": chunked,
+            "/gzip": gzipped,
+            "/bomb": gzip_bomb,
+            "/slow": slow,
+        }
+    )
+
+
+@pytest.fixture
+def http_server() -> Iterator[Server]:
+    server = Server()
+    standard_routes(server)
+    yield server
+    server.close()
+
+
+@pytest.fixture
+def other_server() -> Iterator[Server]:
+    server = Server()
+    standard_routes(server)
+    yield server
+    server.close()
+
+
+class TlsServer(Server):
+    """An HTTPS server on 127.0.0.1 with a self-signed certificate for ``svc.test``."""
+
+    def __init__(self, workdir: Path) -> None:
+        super().__init__()
+        key, cert = workdir / "key.pem", workdir / "cert.pem"
+        command = "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=svc.test"
+        command += " -addext subjectAltName=DNS:svc.test"
+        subprocess.run(
+            [*command.split(), "-keyout", str(key), "-out", str(cert)],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
+        self.sni: list[str | None] = []
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        context.sni_callback = lambda sock, name, ctx: self.sni.append(name)
+        self.httpd.socket = context.wrap_socket(self.httpd.socket, server_side=True)
+
+
+@pytest.fixture
+def tls_server(tmp_path: Path) -> Iterator[TlsServer]:
+    if shutil.which("openssl") is None:
+        pytest.skip("openssl is not installed")
+    server = TlsServer(tmp_path)
+    standard_routes(server)
+    yield server
+    server.close()
