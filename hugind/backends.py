@@ -14,10 +14,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from hugind.agentic.ask import ask_llm
+from typing import TYPE_CHECKING
+
 from hugind.errors import BackendError, HostIOError, HugindError, PermissionDenied
-from hugind.llm import BackendConfig, ChatClient, resolve_backend
 from hugind.manifest import Manifest
+
+if TYPE_CHECKING:  # the LLM stack (httpx) is imported only when a run uses it
+    from hugind.llm import BackendConfig, ChatClient
 
 
 def _is_url(spec: Any) -> bool:
@@ -26,6 +29,8 @@ def _is_url(spec: Any) -> bool:
 
 def choose_backend(manifest: Manifest, user_choice: str | None, policy: Any) -> BackendConfig:
     """Resolve the run's backend; raises BackendError/ManifestError/PermissionDenied."""
+    from hugind.llm import resolve_backend
+
     if user_choice:
         return resolve_backend(user_choice)
     spec = manifest.backend
@@ -56,6 +61,8 @@ class LlmService:
             return self._client
 
     def ask(self, request: Any, *, stream: bool, on_token: Callable[[str], None] | None) -> str:
+        from hugind.agentic.ask import ask_llm
+
         try:
             return ask_llm(self.client(), request, stream=stream, on_token=on_token)
         except BackendError as err:

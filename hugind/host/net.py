@@ -17,10 +17,9 @@ from __future__ import annotations
 import time
 import zlib
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-import httpx
 
 from hugind.errors import HostIOError, InvalidArgument, LimitHit, PermissionDenied, Timeout
 from hugind.host.registry import HostContext, Op, arg
@@ -111,8 +110,13 @@ def _ip_url(target: Any, address: str) -> str:
     return f"{target.scheme}://{host}:{target.port}{target.target}"
 
 
+if TYPE_CHECKING:
+    import httpx
+
+
 def _send(client: httpx.Client, target: Any, method: str, headers: dict[str, str], body: bytes | None) -> Any:
     """Send to the first checked address that accepts the connection."""
+    import httpx
     extensions = {"sni_hostname": target.host} if target.scheme == "https" and not target.is_ip else {}
     last: Exception | None = None
     for address in target.addresses:
@@ -175,6 +179,8 @@ def _fetch(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
     deadline = time.monotonic() + budget
     target = engine.check_connect(url)
     hops = 0
+    import httpx  # deferred: most runs never fetch, and httpx costs ~0.1 s to import
+
     with httpx.Client(trust_env=False, follow_redirects=False, http2=False) as client:
         while True:
             status, location, result = _hop(client, target, method, headers, body, deadline, ctx)
@@ -202,6 +208,7 @@ def _hop(
     ctx: HostContext,
 ) -> tuple[int, str, dict[str, Any] | None]:
     """One request: (status, location, None) for a redirect, else the final result."""
+    import httpx
     left = deadline - time.monotonic()
     if left <= 0:
         raise Timeout(f"network: no answer from {target.host} within the timeout")
