@@ -16,6 +16,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from hugind.paths import internal_dirs
+
 from hugind.policy.model import Denied, FsPolicy, FsRoot
 
 SPECIAL_DIRS = (Path("/proc"), Path("/sys"), Path("/dev"))
@@ -110,6 +112,12 @@ def decide_fs(view: FsView, op: str, path: str, *, write: bool) -> tuple[Path, s
     real = resolve(path, view.cwd, follow_last=name not in ENTRY_OPS)
     roots = view.writable if write else view.readable
     root = _root_of(real, roots)
+    for internal in internal_dirs():
+        if real.is_relative_to(internal):
+            raise Denied(
+                "filesystem.internal",
+                f"filesystem: {name} {shown} denied: hugind's own cache and engine files are never reachable",
+            )
     for special in SPECIAL_DIRS:
         if real.is_relative_to(special) and (root is None or not root.path.is_relative_to(special)):
             raise Denied(
@@ -130,6 +138,6 @@ def decide_fs(view: FsView, op: str, path: str, *, write: bool) -> tuple[Path, s
 def may_write(view: FsView, real: Path) -> bool:
     """Whether an already-resolved path lies in a writable root (no special dir)."""
     root = _root_of(real, view.writable)
-    if root is None:
+    if root is None or any(real.is_relative_to(d) for d in internal_dirs()):
         return False
     return not any(real.is_relative_to(s) and not root.path.is_relative_to(s) for s in SPECIAL_DIRS)

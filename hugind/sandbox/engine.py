@@ -26,6 +26,8 @@ from pathlib import Path
 
 import wasmtime
 
+from hugind.paths import cache_root
+
 TICK_SECONDS = 0.005
 
 
@@ -87,14 +89,6 @@ def seconds_to_ticks(seconds: float) -> int:
 
 
 # ---- module cache ------------------------------------------------------------
-
-
-def cache_root() -> Path:
-    override = os.environ.get("HUGIND_CACHE_DIR")
-    if override:
-        return Path(override)
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "hugind"
 
 
 def _private_dir(path: Path) -> Path | None:

@@ -96,9 +96,9 @@ static inline char *hugind_request(const char *json, int32_t *out_len) {
 /* {"op": op, "args": args_json} as a malloc'd request (args_json NULL: {}). */
 static inline char *hugind_make_request(const char *op, const char *args_json) {
     hugind_buf b = {0};
-    hugind_buf_str(&b, "{\"op\":");
+    hugind_buf_key(&b, "op");
     hugind_buf_quote(&b, op);
-    hugind_buf_str(&b, ",\"args\":");
+    hugind_buf_key(&b, "args");
     hugind_buf_str(&b, args_json ? args_json : "{}");
     hugind_buf_str(&b, "}");
     return hugind_buf_finish(&b);
@@ -107,9 +107,7 @@ static inline char *hugind_make_request(const char *op, const char *args_json) {
 /* Call sync op `op`; the reply (caller frees), or NULL on an ABI failure. */
 static inline char *hugind_op(const char *op, const char *args_json) {
     char *req = hugind_make_request(op, args_json);
-    if (!req)
-        return NULL;
-    char *reply = hugind_request(req, NULL);
+    char *reply = req ? hugind_request(req, NULL) : NULL;
     free(req);
     return reply;
 }
@@ -125,6 +123,7 @@ static inline const char *hugind__member(const char *reply, const char *key, siz
     return v;
 }
 
+/* A NULL reply (the call itself failed) counts as an error. */
 static inline int hugind_is_error(const char *reply) { return !reply || hugind__member(reply, "error", NULL); }
 static inline int hugind_is_progress(const char *reply) { return hugind__member(reply, "progress", NULL) != NULL; }
 
@@ -141,19 +140,20 @@ static inline char *hugind_ok_text(const char *reply) {
 static inline char *hugind__error_part(const char *reply, const char *key) {
     size_t len;
     const char *err = hugind__member(reply, "error", &len);
-    if (!err)
-        return NULL;
-    return hugind_json_field_string(err, len, key);
+    return err ? hugind_json_field_string(err, len, key) : NULL;
 }
 
 /* The error's kind ("PermissionDenied", ...) and message (caller frees), or NULL. */
 static inline char *hugind_error_kind(const char *reply) { return hugind__error_part(reply, "kind"); }
 static inline char *hugind_error_message(const char *reply) { return hugind__error_part(reply, "message"); }
 
-/* Call `op` for its side effect: 0, or a negative status. */
-static inline int hugind__op_status(const char *op, const char *args_json) {
-    char *reply = hugind_op(op, args_json);
-    int status = !reply ? HUGIND_E_FAULT : hugind_is_error(reply) ? HUGIND_E_REJECTED : 0;
+/* Close the args object in `b`, call `op` with it, free it: 0 or a negative status. */
+static inline int hugind__send(const char *op, hugind_buf *b) {
+    hugind_buf_str(b, b->len ? "}" : "{}");
+    char *args = hugind_buf_finish(b);
+    char *reply = args ? hugind_op(op, args) : NULL;
+    int status = !args ? HUGIND_E_NOMEM : !reply ? HUGIND_E_FAULT : hugind_is_error(reply) ? HUGIND_E_REJECTED : 0;
+    free(args);
     free(reply);
     return status;
 }
@@ -164,7 +164,7 @@ static inline int hugind__op_status(const char *op, const char *args_json) {
    thread and later calls the hugind_complete export with its reply. The SDK
    keeps a small table op id -> callback. A streaming op calls its callback
    once per {"progress": v} event and once more with the final reply. The
-   reply passed to a callback is freed when it returns. */
+   reply passed to a callback is NUL-terminated and freed when it returns. */
 
 typedef void (*hugind_callback)(int32_t op_id, const char *reply, size_t len, void *user);
 
@@ -182,8 +182,7 @@ static inline int32_t hugind_submit(const char *json, hugind_callback cb, void *
     for (int i = 0; i < HUGIND_MAX_PENDING && !slot; i++)
         if (hugind__table[i].op_id == 0)
             slot = &hugind__table[i];
-    /* refuse before submitting: an op whose reply nobody can take would stay
-       pending and keep the run alive for nothing */
+    /* refuse before submitting: a reply nobody could take would be lost */
     if (cb && !slot)
         return HUGIND_E_TABLE_FULL;
     int32_t id = hugind_abi_submit(json, (int32_t)strlen(json));
@@ -198,9 +197,7 @@ static inline int32_t hugind_submit(const char *json, hugind_callback cb, void *
 
 static inline int32_t hugind_submit_op(const char *op, const char *args_json, hugind_callback cb, void *user) {
     char *req = hugind_make_request(op, args_json);
-    if (!req)
-        return HUGIND_E_NOMEM;
-    int32_t id = hugind_submit(req, cb, user);
+    int32_t id = req ? hugind_submit(req, cb, user) : HUGIND_E_NOMEM;
     free(req);
     return id;
 }
@@ -213,19 +210,19 @@ static inline int hugind_pending(void) {
     return n;
 }
 
-/* ---- one-argument requests ----------------------------------------------------- */
+/* ---- one-string-argument ops and the capabilities built on them -------------------
+   Each capability is judged by the run's policy. Sync ones return the whole
+   reply (check it with hugind_is_error); async ones return the op id. */
 
 static inline char *hugind__args1(const char *key, const char *value) {
     hugind_buf b = {0};
-    hugind_buf_str(&b, "{\"");
-    hugind_buf_str(&b, key);
-    hugind_buf_str(&b, "\":");
+    hugind_buf_key(&b, key);
     hugind_buf_quote(&b, value);
     hugind_buf_str(&b, "}");
     return hugind_buf_finish(&b);
 }
 
-/* Sync op `op` with one string argument {key: value}; the reply (caller frees). */
+/* Sync op `op` with args {key: value}; the reply (caller frees). */
 static inline char *hugind_op_str(const char *op, const char *key, const char *value) {
     char *args = hugind__args1(key, value);
     char *reply = args ? hugind_op(op, args) : NULL;
@@ -233,22 +230,18 @@ static inline char *hugind_op_str(const char *op, const char *key, const char *v
     return reply;
 }
 
-/* Async op `op` with one string argument; the op id or a negative status. */
+/* Async op `op` with args {key: value}; the op id or a negative status. */
 static inline int32_t hugind_submit_str(const char *op, const char *key, const char *value, hugind_callback cb,
-                                      void *user) {
+                                        void *user) {
     char *args = hugind__args1(key, value);
     int32_t id = args ? hugind_submit_op(op, args, cb, user) : HUGIND_E_NOMEM;
     free(args);
     return id;
 }
 
-/* ---- capabilities (each one judged by the run's policy) --------------------------
-   Sync ones return the whole reply (check it with hugind_is_error); async
-   ones return the op id and deliver the reply to `cb`. */
-
 /* ok: the file's text */
 static inline char *hugind_fs_read_text(const char *path) { return hugind_op_str("fs.read_text", "path", path); }
-/* ok: the directory's entries */
+/* ok: the directory's entry names, sorted */
 static inline char *hugind_fs_list_dir(const char *path) { return hugind_op_str("fs.list_dir", "path", path); }
 
 /* ok: {"stdout", "stderr", "exit_code", "timed_out", "truncated"} */
@@ -264,8 +257,8 @@ static inline int32_t hugind_net_fetch(const char *url, hugind_callback cb, void
 /* A host timer (ok: null after `ms` milliseconds); needs no permission. */
 static inline int32_t hugind_sleep(long long ms, hugind_callback cb, void *user) {
     hugind_buf b = {0};
-    hugind_buf_str(&b, "{\"ms\":");
-    hugind_buf_int(&b, ms);
+    hugind_buf_key(&b, "ms");
+    hugind_buf_int(&b, ms < 0 ? 0 : ms);
     hugind_buf_str(&b, "}");
     char *args = hugind_buf_finish(&b);
     int32_t id = args ? hugind_submit_op("time.sleep", args, cb, user) : HUGIND_E_NOMEM;
@@ -278,40 +271,38 @@ static inline int32_t hugind_sleep(long long ms, hugind_callback cb, void *user)
 /* agent.error: the run fails with "name: message". Returns 0 or a negative status. */
 static inline int hugind_fail(const char *name, const char *message) {
     hugind_buf b = {0};
-    hugind_buf_str(&b, "{\"name\":");
+    hugind_buf_key(&b, "name");
     hugind_buf_quote(&b, name);
-    hugind_buf_str(&b, ",\"message\":");
+    hugind_buf_key(&b, "message");
     hugind_buf_quote(&b, message);
-    hugind_buf_str(&b, ",\"stack\":\"\"}");
-    char *args = hugind_buf_finish(&b);
-    int status = args ? hugind__op_status("agent.error", args) : HUGIND_E_NOMEM;
-    free(args);
-    return status;
+    return hugind__send("agent.error", &b);
 }
 
+/* Send {head..., "value": value_json}; if the host refuses it (the usual
+   cause: value_json is not valid JSON), fail the run with the reason rather
+   than leave it waiting for an outcome that never comes. */
 static inline int hugind__report(const char *op, const char *head, const char *value_json) {
     hugind_buf b = {0};
     hugind_buf_str(&b, head);
+    hugind_buf_key(&b, "value");
     hugind_buf_str(&b, value_json);
     hugind_buf_str(&b, "}");
     char *args = hugind_buf_finish(&b);
     char *reply = args ? hugind_op(op, args) : NULL;
-    free(args);
-    int status = reply && !hugind_is_error(reply) ? 0 : HUGIND_E_REJECTED;
+    int status = hugind_is_error(reply) ? HUGIND_E_REJECTED : 0;
     if (status) {
-        /* The usual cause is a value that is not valid JSON. Fail the run with
-           that reason instead of leaving it waiting for an outcome. */
         char *msg = hugind_error_message(reply);
         hugind_fail("InvalidResult", msg ? msg : "the host refused the result");
         free(msg);
     }
+    free(args);
     free(reply);
     return status;
 }
 
 /* agent.done with a result: `value_json` must be valid JSON text. */
 static inline int hugind_result_json(const char *value_json) {
-    return hugind__report("agent.done", "{\"has_value\":true,\"value\":", value_json);
+    return hugind__report("agent.done", "{\"has_value\":true", value_json);
 }
 
 /* agent.done with a string result (any bytes; escaped for you). */
@@ -323,12 +314,15 @@ static inline int hugind_result_text(const char *text) {
 }
 
 /* agent.done without a result (a program, or an agentic agent done setting up). */
-static inline int hugind_done(void) { return hugind__op_status("agent.done", "{\"has_value\":false}"); }
+static inline int hugind_done(void) {
+    hugind_buf b = {0};
+    hugind_buf_key(&b, "has_value");
+    hugind_buf_str(&b, "false");
+    return hugind__send("agent.done", &b);
+}
 
 /* agent.set_result: an explicit result that wins over agent.done's value. */
-static inline int hugind_set_result_json(const char *value_json) {
-    return hugind__report("agent.set_result", "{\"value\":", value_json);
-}
+static inline int hugind_set_result_json(const char *value_json) { return hugind__report("agent.set_result", "", value_json); }
 
 /* ---- agentic mode ---------------------------------------------------------------------- */
 
@@ -336,24 +330,20 @@ static inline int hugind_set_result_json(const char *value_json) {
    object, NULL for "no parameters". Calls arrive at your hugind_tool export. */
 static inline int hugind_register_tool(const char *name, const char *description, const char *parameters_json) {
     hugind_buf b = {0};
-    hugind_buf_str(&b, "{\"name\":");
+    hugind_buf_key(&b, "name");
     hugind_buf_quote(&b, name);
-    hugind_buf_str(&b, ",\"description\":");
+    hugind_buf_key(&b, "description");
     hugind_buf_quote(&b, description);
-    hugind_buf_str(&b, ",\"parameters\":");
+    hugind_buf_key(&b, "parameters");
     hugind_buf_str(&b, parameters_json ? parameters_json : "{\"type\":\"object\",\"properties\":{}}");
-    hugind_buf_str(&b, "}");
-    char *args = hugind_buf_finish(&b);
-    int status = args ? hugind__op_status("agent.register_tool", args) : HUGIND_E_NOMEM;
-    free(args);
-    return status;
+    return hugind__send("agent.register_tool", &b);
 }
 
 static inline int hugind_set_system_prompt(const char *prompt) {
-    char *args = hugind__args1("prompt", prompt);
-    int status = args ? hugind__op_status("agent.set_system_prompt", args) : HUGIND_E_NOMEM;
-    free(args);
-    return status;
+    hugind_buf b = {0};
+    hugind_buf_key(&b, "prompt");
+    hugind_buf_quote(&b, prompt);
+    return hugind__send("agent.set_system_prompt", &b);
 }
 
 /* A tool call as hugind_tool receives it: {"call_id", "name", "args"}, where
@@ -371,14 +361,6 @@ static inline int hugind_parse_tool_call(const char *msg, size_t len, hugind_too
     out->call_id = (int32_t)hugind_json_int(id, id ? n : 0, -1);
     out->name = hugind_json_field_string(msg, len, "name");
     out->args = hugind_json_field_string(msg, len, "args");
-    if (!out->args) { /* tolerate args sent as an object rather than a string */
-        const char *raw = hugind_json_field(msg, len, "args", &n);
-        out->args = (char *)malloc(raw ? n + 1 : 3);
-        if (out->args) {
-            memcpy(out->args, raw ? raw : "{}", raw ? n : 2);
-            out->args[raw ? n : 2] = '\0';
-        }
-    }
     return out->call_id >= 0 && out->name && out->args ? 0 : HUGIND_E_FAULT;
 }
 
@@ -388,23 +370,15 @@ static inline void hugind_tool_call_free(hugind_tool_call *c) {
     c->name = c->args = NULL;
 }
 
-static inline int hugind__tool_reply(int32_t call_id, const char *tail_key, const char *tail_json) {
-    hugind_buf b = {0};
-    hugind_buf_str(&b, "{\"call_id\":");
-    hugind_buf_int(&b, call_id);
-    hugind_buf_str(&b, tail_key);
-    hugind_buf_str(&b, tail_json);
-    hugind_buf_str(&b, "}");
-    char *args = hugind_buf_finish(&b);
-    int status = args ? hugind__op_status("tool.result", args) : HUGIND_E_NOMEM;
-    free(args);
-    return status;
-}
-
-/* Answer tool call `call_id` with a JSON value (the JS runtime sends strings,
-   which is what a model reads; hugind_tool_result does that for you). */
+/* Answer tool call `call_id` with a JSON value. The JS runtime answers with
+   strings, which is what a model reads; hugind_tool_result does that. */
 static inline int hugind_tool_result_json(int32_t call_id, const char *value_json) {
-    return hugind__tool_reply(call_id, ",\"value\":", value_json);
+    hugind_buf b = {0};
+    hugind_buf_key(&b, "call_id");
+    hugind_buf_int(&b, call_id);
+    hugind_buf_key(&b, "value");
+    hugind_buf_str(&b, value_json);
+    return hugind__send("tool.result", &b);
 }
 
 /* Answer tool call `call_id` with text (any bytes; escaped for you). */
@@ -418,15 +392,14 @@ static inline int hugind_tool_result(int32_t call_id, const char *text) {
 /* Fail tool call `call_id`; the model sees "name: message". */
 static inline int hugind_tool_error(int32_t call_id, const char *name, const char *message) {
     hugind_buf b = {0};
-    hugind_buf_str(&b, "{\"name\":");
+    hugind_buf_key(&b, "call_id");
+    hugind_buf_int(&b, call_id);
+    hugind_buf_str(&b, ",\"error\":{\"name\":");
     hugind_buf_quote(&b, name);
     hugind_buf_str(&b, ",\"message\":");
     hugind_buf_quote(&b, message);
     hugind_buf_str(&b, "}");
-    char *err = hugind_buf_finish(&b);
-    int status = err ? hugind__tool_reply(call_id, ",\"error\":", err) : HUGIND_E_NOMEM;
-    free(err);
-    return status;
+    return hugind__send("tool.result", &b);
 }
 
 /* ---- the exports, in one translation unit --------------------------------------------- */
@@ -439,9 +412,7 @@ struct hugind__pending hugind__table[HUGIND_MAX_PENDING];
    hands to hugind_main/hugind_tool/hugind_complete is always NUL-terminated. */
 HUGIND_EXPORT("hugind_alloc")
 void *hugind_alloc(int32_t size) {
-    if (size < 0)
-        return NULL;
-    char *p = (char *)malloc((size_t)size + 1);
+    char *p = size < 0 ? NULL : (char *)malloc((size_t)size + 1);
     if (p)
         p[size] = '\0';
     return p;
@@ -454,8 +425,8 @@ HUGIND_EXPORT("hugind_abi_version")
 int32_t hugind_abi_version(void) { return HUGIND_ABI_VERSION; }
 
 /* The host delivers an async reply (or a progress event): find the op's
-   callback, free the slot first if the reply is final (so the callback may
-   submit again into it), run the callback, free the buffer. */
+   callback, free its slot first if the reply is final (so the callback may
+   submit again), run the callback, free the buffer. */
 HUGIND_EXPORT("hugind_complete")
 int32_t hugind_complete(int32_t op_id, char *reply, int32_t len) {
     for (int i = 0; i < HUGIND_MAX_PENDING && op_id > 0; i++) {

@@ -141,6 +141,14 @@ static inline void hugind_buf_quote_n(hugind_buf *b, const char *s, size_t n) {
 
 static inline void hugind_buf_quote(hugind_buf *b, const char *s) { hugind_buf_quote_n(b, s ? s : "", s ? strlen(s) : 0); }
 
+/* Start member `key` of the one object `b` holds: the first member opens the
+   object; close it with hugind_buf_str(b, "}"). Follow with the value. */
+static inline void hugind_buf_key(hugind_buf *b, const char *key) {
+    hugind_buf_str(b, b->len ? "," : "{");
+    hugind_buf_quote(b, key);
+    hugind_buf_add(b, ":", 1);
+}
+
 /* The finished string (caller frees), or NULL if any append ran out of memory. */
 static inline char *hugind_buf_finish(hugind_buf *b) {
     if (b->failed || !b->data) {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -74,3 +75,31 @@ def test_cache_key_separates_engine_configurations(tmp_path, monkeypatch):
     eng.load_module(wasm, eng.EngineConfig(fuel=True))
     eng.load_module(wasm, eng.EngineConfig(fuel=False))
     assert len(list((tmp_path / "modules").glob("*.cwasm"))) == 2
+
+
+def test_agents_can_never_reach_the_module_cache_even_if_listed(make_agent, tmp_path, monkeypatch):
+    from tests.runtime.helpers import run_captured
+
+    cache = tmp_path / "home-cache"
+    monkeypatch.setenv("HUGIND_CACHE_DIR", str(cache))
+    (cache / "modules").mkdir(parents=True)
+    (cache / "modules" / "x.cwasm").write_bytes(b"native code")
+    agent = make_agent(
+        {
+            "main.js": f"""
+            export default function () {{
+              const out = [];
+              for (const f of [() => fs.read_bytes({json.dumps(str(cache / "modules" / "x.cwasm"))}),
+                               () => fs.write_text({json.dumps(str(cache / "modules" / "y.cwasm"))}, "evil")]) {{
+                try {{ f(); out.push("allowed"); }} catch (e) {{ out.push(e.name + ": " + e.message); }}
+              }}
+              return out;
+            }}
+            """
+        },
+        runtime_fs_mode="read-write",
+        permissions={"filesystem": {"read": [str(tmp_path)], "write": [str(tmp_path)]}},
+    )
+    value = run_captured(agent).result.value
+    assert all(v.startswith("PermissionDenied") and "hugind's own cache" in v for v in value), value
+    assert not (cache / "modules" / "y.cwasm").exists()
