@@ -13,7 +13,7 @@ from pathlib import Path
 
 import wasmtime
 
-from hugind.errors import EngineError, LimitExceeded, TrapError
+from hugind.errors import EngineError, HugindError, LimitExceeded, TrapError
 from hugind.host.dispatch import Dispatcher
 from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
 
@@ -57,7 +57,10 @@ class GuestInstance:
         io: GuestIO,
         limits: GuestLimits,
         engine_config: EngineConfig,
+        *,
+        blame: type[HugindError] = EngineError,
     ) -> None:
+        _check_initial_memory(wasm_module, limits.memory_bytes)
         self.engine = get_engine(engine_config)
         self.store = wasmtime.Store(self.engine)
         self.store.set_limits(memory_size=limits.memory_bytes)
@@ -80,7 +83,9 @@ class GuestInstance:
         try:
             self.instance = linker.instantiate(self.store, wasm_module)
         except wasmtime.WasmtimeError as exc:
-            raise EngineError(f"cannot instantiate the module: {_first_line(exc)}") from None
+            # `blame`: a broken engine is ours (EngineError); a raw agent module
+            # that fails to link is the agent's (InvalidModule).
+            raise blame(f"cannot instantiate the module: {_first_line(exc)}") from None
         self.exports = self.instance.exports(self.store)
         memory = self.exports.get("memory")
         if not isinstance(memory, wasmtime.Memory):
@@ -209,6 +214,19 @@ class GuestInstance:
 
     def memory_used(self) -> int:
         return self.memory.data_len(self.store)
+
+
+def _check_initial_memory(module: wasmtime.Module, cap: int) -> None:
+    """A module whose memory starts above the cap can never run: say so plainly."""
+    page = 64 * 1024
+    for item in (*module.exports, *module.imports):
+        if isinstance(item.type, wasmtime.MemoryType):
+            needed = item.type.limits.min * page
+            if needed > cap:
+                raise LimitExceeded(
+                    f"the module needs {needed / 2**20:.1f} MiB of memory at start, over the cap of "
+                    f"{cap / 2**20:.1f} MiB (permissions.limits.memory_mb)"
+                )
 
 
 class GuestExit(Exception):

@@ -25,7 +25,8 @@ def _describe(ty: object) -> str:
 
 
 def check_imports(module: wasmtime.Module) -> None:
-    """Refuse, by name, any import the host would not provide."""
+    """Refuse, by name, any import the host would not provide, or would provide
+    with another signature."""
     wasi_names = _wasi_function_names()
     for imp in module.imports:
         name = imp.name or ""
@@ -37,6 +38,14 @@ def check_imports(module: wasmtime.Module) -> None:
                 f"the module imports {_describe(imp.type)} '{imp.module}.{name}', which hugind does not grant "
                 f"(granted: hugind.{{call,take,submit}} and WASI preview 1 functions)"
             )
+        if imp.module == "hugind":
+            params = [str(p) for p in imp.type.params]
+            results = [str(r) for r in imp.type.results]
+            if (params, results) != (["i32", "i32"], ["i32"]):
+                raise InvalidModule(
+                    f"the module imports 'hugind.{name}' as ({', '.join(params)}) -> ({', '.join(results)}); "
+                    "ABI v1 defines it as (i32, i32) -> (i32)"
+                )
 
 
 _WASI_NAMES: frozenset[str] | None = None

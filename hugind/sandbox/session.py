@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hugind import __version__
-from hugind.errors import AgentFailed, InvalidModule
+from hugind.errors import AgentFailed, EngineError, InvalidModule
 from hugind.host import agent_state, clock, modules
 from hugind.host.agent_state import AgentState, GuestFailure
 from hugind.host.dispatch import Dispatcher
@@ -72,7 +72,14 @@ class AgentSession:
         engine_config = EngineConfig(fuel=config.limits.fuel is not None)
         self.is_js = agent.runtime == "js"
         module = engine_module(engine_config) if self.is_js else load_agent_module(agent.entry, engine_config)
-        self.instance = GuestInstance(module, self.dispatcher, config.io, config.limits, engine_config)
+        self.instance = GuestInstance(
+            module,
+            self.dispatcher,
+            config.io,
+            config.limits,
+            engine_config,
+            blame=EngineError if self.is_js else InvalidModule,
+        )
         self.driver = GuestDriver(self.instance, self.dispatcher, self.ctx.deadline)
         self._call_ids = itertools.count(1)
         self._guest_lock = threading.Lock()  # the guest is single-threaded

@@ -8,7 +8,7 @@ import pytest
 import wasmtime
 import yaml
 
-from hugind.errors import EngineError, ExitCode, InvalidModule
+from hugind.errors import ExitCode, InvalidModule, LimitExceeded
 from hugind.sandbox.raw_wasm import MAX_MODULE_BYTES
 from tests.runtime.helpers import run_captured
 
@@ -79,23 +79,16 @@ def test_module_without_entry_point_is_refused(tmp_path):
 
 
 def test_module_needing_more_memory_than_the_cap_is_refused(guest_agent):
-    # 64 MiB of zeroed static data against a 32 MiB cap: refused at instantiation.
-    # (Reported today as an engine error, exit 7; a LimitExceeded naming
-    # permissions.limits.memory_mb, exit 4, would say more.)
+    # 64 MiB of zeroed static data against a 32 MiB cap: refused before instantiation.
     agent = guest_agent("big_static", permissions={"limits": {"memory_mb": 32}})
-    with pytest.raises(EngineError) as err:
+    with pytest.raises(LimitExceeded) as err:
         run_captured(agent)
-    assert "memory minimum size of" in err.value.message
-    assert "exceeds memory limits" in err.value.message
-    assert err.value.exit_code == ExitCode.ENGINE
+    assert "MiB of memory at start, over the cap of 32.0 MiB" in err.value.message
+    assert "permissions.limits.memory_mb" in err.value.message
+    assert err.value.exit_code == ExitCode.LIMIT_EXCEEDED
     assert os.path.getsize(agent / "agent.wasm") < 1 << 20  # zeroed data costs no file bytes
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="hugind bug: a granted import name with the wrong signature is caught only at "
-    "instantiation and reported as EngineError (exit 7) instead of InvalidModule (exit 2)",
-)
 def test_granted_import_with_the_wrong_signature_is_an_invalid_module(tmp_path):
     wasm = wasmtime.wat2wasm(
         """(module
