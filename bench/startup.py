@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
-from _timing import median_ms, time_call, time_command  # noqa: E402
+from _timing import median_ms, time_call, time_command
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -2,27 +2,53 @@
 
 The agent's entry module has registered its tools and prompt; this module
 turns them into the loop's inputs, and runs every tool call the model makes
-back inside the sandbox (so each one is subject to the policy).
+back inside the sandbox (so each one is subject to the policy). The tools of
+the agent's MCP servers that ``permissions.mcp`` allows are offered next to
+them (as ``server__tool``); those calls go to the run's MCP hub instead.
 """
 
 from __future__ import annotations
 
+import json
+import re
+import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hugind.agentic import LoopResult, ParsedCall, SkillSet, ToolResult, ToolSpec, run_agentic_loop
+from hugind.errors import AgentFailed, HostCallError
 from hugind.sandbox.session import AgentSession
 
 DEFAULT_MAX_TURNS = 10
 
 
 class SandboxToolExecutor:
-    """Runs a batch of calls in the guest: interleaved there, parallel on the host."""
+    """Runs a batch of calls in the guest: interleaved there, parallel on the host.
 
-    def __init__(self, session: AgentSession) -> None:
+    Calls to MCP tools (``mcp_routes``: model-facing name -> ``server:tool``)
+    go to the run's MCP hub on host threads, alongside the guest's batch;
+    results come back in call order.
+    """
+
+    def __init__(self, session: AgentSession, mcp_routes: dict[str, str] | None = None) -> None:
         self.session = session
+        self.mcp_routes = dict(mcp_routes or {})
 
     def execute(self, calls: list[ParsedCall]) -> Sequence[ToolResult]:
+        remote = {i: c for i, c in enumerate(calls) if c.name in self.mcp_routes}
+        if not remote:
+            return self._in_guest(calls)
+        pool = ThreadPoolExecutor(max_workers=len(remote), thread_name_prefix="hugind-mcp-call")
+        try:
+            futures = {i: pool.submit(self._call_mcp, c) for i, c in remote.items()}
+            local = [c for i, c in enumerate(calls) if i not in remote]
+            done = iter(self._in_guest(local) if local else [])
+            return [futures[i].result() if i in futures else next(done) for i in range(len(calls))]
+        finally:
+            pool.shutdown(wait=False)
+
+    def _in_guest(self, calls: list[ParsedCall]) -> list[ToolResult]:
         outcomes = self.session.call_tools([(c.name, c.args) for c in calls])
         results = []
         for ok, value in outcomes:
@@ -31,6 +57,76 @@ class SandboxToolExecutor:
             else:
                 results.append(ToolResult(f"Error: {value.message or value.name}", is_error=True))
         return results
+
+    def _call_mcp(self, call: ParsedCall) -> ToolResult:
+        ctx = self.session.ctx
+        started = time.monotonic()
+        try:
+            result = ctx.services["mcp"].call_tool(
+                ctx.policy, self.mcp_routes[call.name], call.args, ctx.deadline
+            )
+        except HostCallError as err:
+            return ToolResult(f"Error: {err.message}", True, time.monotonic() - started)
+        return mcp_tool_result(result, time.monotonic() - started)
+
+
+def mcp_tool_result(result: dict[str, Any], duration: float | None = None) -> ToolResult:
+    """An MCP tool result as the text the model reads (binary payloads summarized)."""
+    parts = []
+    for block in result.get("content", []):
+        if block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+        elif "data" in block:
+            size = len(str(block["data"])) * 3 // 4
+            parts.append(f"[{block.get('type')} {block.get('mime_type', '')}, about {size} bytes]")
+        else:
+            parts.append(json.dumps(block, ensure_ascii=False))
+    if not parts and result.get("structured_content") is not None:
+        parts.append(json.dumps(result["structured_content"], ensure_ascii=False))
+    text = "\n".join(parts) or "OK"
+    if result.get("is_error"):
+        return ToolResult(f"Error: {text}", True, duration)
+    return ToolResult(text, False, duration)
+
+
+_TOOL_NAME_BAD = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def mcp_tool_specs(tools: list[dict[str, Any]], taken: set[str]) -> tuple[list[ToolSpec], dict[str, str]]:
+    """ToolSpecs named ``server__tool`` (function-name safe, unique) and their routes."""
+    specs, routes = [], {}
+    used = set(taken)
+    for tool in tools:
+        base = _TOOL_NAME_BAD.sub("_", f"{tool['server']}__{tool['name']}")[:64]
+        name, n = base, 2
+        while name in used:
+            suffix = f"_{n}"
+            name, n = base[: 64 - len(suffix)] + suffix, n + 1
+        used.add(name)
+        routes[name] = f"{tool['server']}:{tool['name']}"
+        description = tool.get("description") or ""
+        schema = tool.get("input_schema") if isinstance(tool.get("input_schema"), dict) else None
+        specs.append(
+            ToolSpec(
+                name,
+                f"[MCP {tool['server']}] {description}".strip(),
+                schema or {"type": "object", "properties": {}},
+            )
+        )
+    return specs, routes
+
+
+def offer_mcp_tools(session: AgentSession, taken: set[str]) -> tuple[list[ToolSpec], dict[str, str]]:
+    hub = session.ctx.services.get("mcp")
+    if hub is None or not getattr(hub, "specs", None):
+        return [], {}
+    try:
+        offered = hub.offered_tools(session.ctx.policy, session.ctx.deadline)
+    except HostCallError as err:
+        raise AgentFailed(
+            "McpError", f"cannot offer the agent's MCP tools to the model: {err.message}"
+        ) from None
+    return mcp_tool_specs(offered, taken)
 
 
 def user_prompt(args: list[str]) -> str:
@@ -58,12 +154,14 @@ def run_agentic(
 ) -> LoopResult:
     state = session.state
     tools = [ToolSpec(t.name, t.description, t.parameters) for t in state.tools.values()]
+    mcp_specs, mcp_routes = offer_mcp_tools(session, {t.name for t in tools})
+    tools += mcp_specs
     return run_agentic_loop(
         client,
         system_prompt=state.system_prompt,
         user_prompt=user_prompt(args),
         tools=tools,
-        executor=SandboxToolExecutor(session),
+        executor=SandboxToolExecutor(session, mcp_routes),
         max_turns=max_turns_for(session, manifest_turns),
         tool_format=tool_format,
         events=events,

@@ -12,9 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
-
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from hugind.errors import BackendError, HostIOError, HugindError, PermissionDenied
 from hugind.manifest import Manifest

@@ -106,7 +106,10 @@ def _tool_result(ctx: HostContext, args: dict[str, Any]) -> None:
     state = state_of(ctx)
     if "error" in args and args["error"] is not None:
         err = args["error"] if isinstance(args["error"], dict) else {}
-        state.tool_results[call_id] = (False, GuestFailure(str(err.get("name", "Error")), str(err.get("message", ""))))
+        state.tool_results[call_id] = (
+            False,
+            GuestFailure(str(err.get("name", "Error")), str(err.get("message", ""))),
+        )
     else:
         state.tool_results[call_id] = (True, args.get("value"))
 

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
-
 from hugind.errors import HostIOError, InvalidArgument, LimitHit, PermissionDenied, Timeout
 from hugind.host.registry import HostContext, Op, arg
 

@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from hugind.paths import internal_dirs
-
 from hugind.policy.model import Denied, FsPolicy, FsRoot
 
 SPECIAL_DIRS = (Path("/proc"), Path("/sys"), Path("/dev"))

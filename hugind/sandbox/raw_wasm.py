@@ -58,14 +58,54 @@ def _wasi_function_names() -> frozenset[str]:
         # A WASI import unknown to the linker fails at link time anyway; listing
         # the standard set here lets the error name the import first.
         _WASI_NAMES = frozenset(
-            """args_get args_sizes_get environ_get environ_sizes_get clock_res_get clock_time_get
-            fd_advise fd_allocate fd_close fd_datasync fd_fdstat_get fd_fdstat_set_flags
-            fd_fdstat_set_rights fd_filestat_get fd_filestat_set_size fd_filestat_set_times fd_pread
-            fd_prestat_get fd_prestat_dir_name fd_pwrite fd_read fd_readdir fd_renumber fd_seek fd_sync
-            fd_tell fd_write path_create_directory path_filestat_get path_filestat_set_times path_link
-            path_open path_readlink path_remove_directory path_rename path_symlink path_unlink_file
-            poll_oneoff proc_exit proc_raise sched_yield random_get sock_accept sock_recv sock_send
-            sock_shutdown""".split()
+            [
+                "args_get",
+                "args_sizes_get",
+                "environ_get",
+                "environ_sizes_get",
+                "clock_res_get",
+                "clock_time_get",
+                "fd_advise",
+                "fd_allocate",
+                "fd_close",
+                "fd_datasync",
+                "fd_fdstat_get",
+                "fd_fdstat_set_flags",
+                "fd_fdstat_set_rights",
+                "fd_filestat_get",
+                "fd_filestat_set_size",
+                "fd_filestat_set_times",
+                "fd_pread",
+                "fd_prestat_get",
+                "fd_prestat_dir_name",
+                "fd_pwrite",
+                "fd_read",
+                "fd_readdir",
+                "fd_renumber",
+                "fd_seek",
+                "fd_sync",
+                "fd_tell",
+                "fd_write",
+                "path_create_directory",
+                "path_filestat_get",
+                "path_filestat_set_times",
+                "path_link",
+                "path_open",
+                "path_readlink",
+                "path_remove_directory",
+                "path_rename",
+                "path_symlink",
+                "path_unlink_file",
+                "poll_oneoff",
+                "proc_exit",
+                "proc_raise",
+                "sched_yield",
+                "random_get",
+                "sock_accept",
+                "sock_recv",
+                "sock_send",
+                "sock_shutdown",
+            ]
         )
     return _WASI_NAMES
 
@@ -73,7 +113,9 @@ def _wasi_function_names() -> frozenset[str]:
 def load_agent_module(path: Path, config: EngineConfig) -> wasmtime.Module:
     size = path.stat().st_size
     if size > MAX_MODULE_BYTES:
-        raise InvalidModule(f"{path.name} is {size} bytes; agent modules are capped at {MAX_MODULE_BYTES} bytes")
+        raise InvalidModule(
+            f"{path.name} is {size} bytes; agent modules are capped at {MAX_MODULE_BYTES} bytes"
+        )
     data = path.read_bytes()
     if data[:4] != b"\0asm":
         raise InvalidModule(f"{path.name} is not a WebAssembly binary (bad magic number)")

@@ -19,15 +19,15 @@ from typing import Any
 from hugind import __version__
 from hugind.errors import AgentFailed, EngineError, InvalidModule
 from hugind.host import agent_state, clock, modules
-from hugind.host.agent_state import AgentState, GuestFailure
+from hugind.host.agent_state import AgentState
 from hugind.host.dispatch import Dispatcher
 from hugind.host.registry import HostContext, Op
 from hugind.manifest import Agent
 from hugind.sandbox.driver import GuestDriver
 from hugind.sandbox.engine import EngineConfig
 from hugind.sandbox.instance import GuestExit, GuestInstance, GuestIO, GuestLimits
-from hugind.sandbox.raw_wasm import load_agent_module
 from hugind.sandbox.js_engine import check_artifact_engine, engine_module
+from hugind.sandbox.raw_wasm import load_agent_module
 
 JS_STACK_LIMIT = 786432
 JS_MEMORY_HEADROOM = 16 * 1024 * 1024  # left for the engine itself past the JS heap cap
@@ -157,4 +157,3 @@ class AgentSession:
 
 def new_session_id() -> str:
     return uuid.uuid4().hex
-

@@ -218,7 +218,7 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False) -> Path:
         if verbose:
             print(f"hugind: compiling the JS engine ({len(units)} units) with zig ...", file=sys.stderr)
         with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-            list(pool.map(lambda pair: _compile(zig, pair[0], pair[1], include), zip(units, objs)))
+            list(pool.map(lambda pair: _compile(zig, pair[0], pair[1], include), zip(units, objs, strict=True)))
         linked = tmp / ENGINE_NAME
         cmd = [*zig, "cc", *CFLAGS, *LDFLAGS, *map(str, objs), "-o", str(linked)]
         proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -101,14 +101,25 @@ def test_native_tool_calls_and_policy_denial_inside_a_tool(make_agent):
     manifest = {**MANIFEST, "tool_format": "native"}
     agent = make_agent(TOOLS_AGENT, manifest=manifest)
     steps = [
-        Reply(None, tool_calls=[tool_call("read", {"path": "notes.txt"}, "c1"), tool_call("read", {"path": "main.js"}, "c2")]),
+        Reply(
+            None,
+            tool_calls=[
+                tool_call("read", {"path": "notes.txt"}, "c1"),
+                tool_call("read", {"path": "main.js"}, "c2"),
+            ],
+        ),
         Reply("finished"),
     ]
     with ChatServer(steps) as server:
         out = run_captured(agent, "read", backend=server.url)
         second = server.chat_requests[1].body
     assert out.result.value == "finished"
-    assert [t["function"]["name"] for t in server.chat_requests[0].body["tools"]] == ["upper", "slow", "read", "broken"]
+    assert [t["function"]["name"] for t in server.chat_requests[0].body["tools"]] == [
+        "upper",
+        "slow",
+        "read",
+        "broken",
+    ]
     tool_msgs = [m for m in second["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_msgs] == ["c1", "c2"]
     assert tool_msgs[0]["content"] == "secret-free notes"
@@ -149,9 +160,11 @@ def test_backend_down_is_a_backend_error(agent):
 
 
 def test_backend_error_status_is_reported(agent):
-    with ChatServer(default=HttpError(401, {"error": {"message": "bad key"}})) as server:
-        with pytest.raises(BackendError, match="401"):
-            run_captured(agent, "x", backend=server.url)
+    with (
+        ChatServer(default=HttpError(401, {"error": {"message": "bad key"}})) as server,
+        pytest.raises(BackendError, match="401"),
+    ):
+        run_captured(agent, "x", backend=server.url)
 
 
 def test_backend_url_in_agent_yaml_must_pass_the_agent_network_policy(make_agent):
@@ -163,7 +176,10 @@ def test_backend_url_in_agent_yaml_must_pass_the_agent_network_policy(make_agent
         allowed_manifest = {
             **MANIFEST,
             "backend": server.url,
-            "permissions": {**MANIFEST["permissions"], "network": {"allow": True, "allowed_ips": ["127.0.0.1"]}},
+            "permissions": {
+                **MANIFEST["permissions"],
+                "network": {"allow": True, "allowed_ips": ["127.0.0.1"]},
+            },
         }
         allowed = make_agent(TOOLS_AGENT, manifest=allowed_manifest)
         assert run_captured(allowed, "hello").result.value == "hi"
@@ -203,7 +219,9 @@ def test_ask_llm_from_a_script_agent(make_agent):
 
 def test_ask_llm_without_backend_is_a_catchable_denial(make_agent, tmp_path, monkeypatch):
     monkeypatch.setenv("HUGIND_HOME", str(tmp_path / "empty-home"))
-    agent = make_agent({"main.js": "export default async () => { try { await ask_llm('x'); } catch (e) { return e.name; } }"})
+    agent = make_agent(
+        {"main.js": "export default async () => { try { await ask_llm('x'); } catch (e) { return e.name; } }"}
+    )
     assert run_captured(agent).result.value == "PermissionDenied"
 
 
@@ -214,7 +232,9 @@ def test_coder_example_against_a_scripted_backend(cli):
         Reply("app.py has a TODO about reading numbers."),
     ]
     with ChatServer(steps) as server:
-        res = cli("run", str(REPO / "examples/coder"), "--backend", server.url, "--json", "--", "find", "TODOs")
+        res = cli(
+            "run", str(REPO / "examples/coder"), "--backend", server.url, "--json", "--", "find", "TODOs"
+        )
         reqs = server.chat_requests
     assert res.code == 0, res.stderr
     events = [json.loads(line) for line in res.stdout.splitlines()]

@@ -21,7 +21,9 @@ MULTI = {
       return {label: label(input.args[0] || "none"), total: total([1, 2, 3])};
     }
     """,
-    "lib/math.js": "import {twice} from './util.js'; export const total = (xs) => twice(xs.reduce((a, b) => a + b, 0));",
+    "lib/math.js": (
+        "import {twice} from './util.js';\nexport const total = (xs) => twice(xs.reduce((a, b) => a + b, 0));"
+    ),
     "lib/util.js": "export const twice = (n) => n * 2;",
     "lib/text/label.js": "import {twice} from '../util.js'; export const label = (s) => `${s}:${twice(1)}`;",
     "unused.js": "throw new Error('never imported, never compiled');",
@@ -90,7 +92,9 @@ def test_artifact_for_another_engine_build_is_refused(make_agent, cli, tmp_path)
     assert cli("build", str(agent), "-o", str(out)).code == 0
     art = artifact.decode(out.read_bytes(), "a")
     forged = tmp_path / "forged.wasm"
-    forged.write_bytes(artifact.encode(artifact.Artifact("0" * 64, art.entry, art.manifest_text, art.modules)))
+    forged.write_bytes(
+        artifact.encode(artifact.Artifact("0" * 64, art.entry, art.manifest_text, art.modules))
+    )
     with pytest.raises(InvalidModule, match="different JS engine build"):
         run_captured(forged)
 

@@ -35,7 +35,12 @@ def test_hello_example_reads_its_declared_env(cli):
 @pytest.mark.parametrize(
     ("files", "manifest_extra", "code", "fragment"),
     [
-        ({"main.js": "export default () => { throw new Error('kaput'); }"}, {}, ExitCode.AGENT_FAILED, "Error: kaput"),
+        (
+            {"main.js": "export default () => { throw new Error('kaput'); }"},
+            {},
+            ExitCode.AGENT_FAILED,
+            "Error: kaput",
+        ),
         ({"main.js": "export default ( => 1"}, {}, ExitCode.AGENT_FAILED, "SyntaxError"),
         ({"main.js": "export default 1"}, {"colour": "blue"}, ExitCode.USAGE, "unknown key 'colour'"),
         (

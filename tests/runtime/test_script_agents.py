@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hugind.errors import AgentFailed, EnvMissingError, ManifestError
@@ -48,7 +50,9 @@ def test_non_function_default_export_is_the_result(make_agent):
 
 def test_set_result_takes_precedence_over_return(make_agent):
     agent = make_agent(
-        {"main.js": "export default async function () { set_result({via: 'set_result'}); return 'returned'; }"}
+        {
+            "main.js": "export default async function () { set_result({via: 'set_result'}); return 'returned'; }"
+        }
     )
     assert run_captured(agent).result.value == {"via": "set_result"}
 
@@ -198,7 +202,7 @@ def test_rejected_promise_fails_the_run(make_agent):
 
 def test_throwing_a_non_error_value_is_reported(make_agent):
     agent = make_agent({"main.js": "export default () => { throw {code: 7}; }"})
-    with pytest.raises(AgentFailed, match='{"code":7}'):
+    with pytest.raises(AgentFailed, match=re.escape('{"code":7}')):
         run_captured(agent)
 
 
