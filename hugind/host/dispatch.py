@@ -16,7 +16,6 @@ import sys
 import threading
 import traceback
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hugind.errors import HostCallError, InvalidArgument
@@ -45,7 +44,10 @@ class Dispatcher:
             if op.name in self._ops:
                 raise ValueError(f"host op {op.name!r} is defined twice")
             self._ops[op.name] = op
-        self._pool = ThreadPoolExecutor(max_workers=MAX_WORKERS, thread_name_prefix="hugind-op")
+        # Daemon threads, not a ThreadPoolExecutor: an executor's workers are
+        # joined at interpreter exit, so Ctrl-C would wait for a slow LLM call
+        # or fetch. The semaphore bounds how many ops run at once.
+        self._slots = threading.BoundedSemaphore(MAX_WORKERS)
         self._completions: queue.Queue[tuple[int, bytes, bool]] = queue.Queue()
         self._lock = threading.Lock()
         self._next_id = 1
@@ -93,10 +95,19 @@ class Dispatcher:
         except HostCallError as err:
             self._finish(op_id, encode_error(err))
             return op_id
-        self._pool.submit(self._run_async, op_id, op, args)
+        threading.Thread(
+            target=self._run_async, args=(op_id, op, args), name=f"hugind-op-{op_id}", daemon=True
+        ).start()
         return op_id
 
     def _run_async(self, op_id: int, op: Op, args: dict[str, Any]) -> None:
+        with self._slots:
+            if self.ctx.cancelled.is_set():
+                self._finish(op_id, encode_error(HostCallError("the run has ended")))
+                return
+            self._serve_async(op_id, op, args)
+
+    def _serve_async(self, op_id: int, op: Op, args: dict[str, Any]) -> None:
         try:
             if op.streams:
 
@@ -137,8 +148,8 @@ class Dispatcher:
         return op_id, reply
 
     def close(self) -> None:
+        """End of run: running ops see ``ctx.cancelled``; queued ones never start."""
         self.ctx.cancelled.set()
-        self._pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _internal_error() -> HostCallError:
