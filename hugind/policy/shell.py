@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -490,9 +490,16 @@ def decide_shell(policy: ShellPolicy, command: str, cwd: Path, *, strict: bool =
     if not command.strip():
         raise Denied("shell.syntax", "shell: empty command")
     analysis = _Analysis(policy, cwd, lists.active, in_shell=True)
-    certain, note = True, ""
+    certain, note = _analyze(lambda: analysis.string(command, 0), shown, lists)
+    lists.check(analysis.programs, shown)
+    return ShellPlan(command, (SHELL, "-c", command), tuple(analysis.programs), cwd, certain, note)
+
+
+def _analyze(step: Callable[[], object], shown: str, lists: ProgramLists) -> tuple[bool, str]:
+    """Run one analysis; return (certain, note). What cannot be analysed with
+    certainty is a denial as soon as a whitelist or blacklist is in force."""
     try:
-        analysis.string(command, 0)
+        step()
     except ShellSyntaxError as exc:
         raise Denied("shell.syntax", f"shell: cannot parse {shown}: {exc}") from None
     except (Uncertain, RecursionError) as exc:
@@ -502,9 +509,8 @@ def decide_shell(policy: ShellPolicy, command: str, cwd: Path, *, strict: bool =
                 f"shell: cannot analyze {exc} with certainty in {shown}; denied because a whitelist or "
                 "blacklist is set",
             ) from None
-        certain, note = False, str(exc)
-    lists.check(analysis.programs, shown)
-    return ShellPlan(command, (SHELL, "-c", command), tuple(analysis.programs), cwd, certain, note)
+        return False, str(exc)
+    return True, ""
 
 
 def decide_spawn(
@@ -518,17 +524,7 @@ def decide_spawn(
     shown = _shown(" ".join([program, *args]))
     words = [Word(t, True, False, t) for t in (program, *args)]
     analysis = _Analysis(policy, cwd, lists.active, in_shell=False)
-    try:
-        analysis.invocation(words, None, 0)
-    except ShellSyntaxError as exc:
-        raise Denied("shell.syntax", f"shell: cannot parse {shown}: {exc}") from None
-    except (Uncertain, RecursionError) as exc:
-        if lists.active:
-            raise Denied(
-                "shell.uncertain",
-                f"shell: cannot analyze {exc} with certainty in {shown}; denied because a whitelist or "
-                "blacklist is set",
-            ) from None
+    _analyze(lambda: analysis.invocation(words, None, 0), shown, lists)
     lists.check(analysis.programs, shown)
     first = analysis.programs[0]
     if first.path is None:
