@@ -7,11 +7,12 @@ driver reads this state to know when the guest has finished something.
 
 from __future__ import annotations
 
+import json
 import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from hugind.errors import InvalidArgument
+from hugind.errors import InvalidArgument, LimitHit
 from hugind.host.registry import HostContext, Op, arg
 
 MAX_TOOLS = 256
@@ -43,6 +44,7 @@ class AgentState:
     system_prompt: str = ""
     max_turns: int | None = None
     tool_results: dict[int, tuple[bool, Any]] = field(default_factory=dict)
+    limit_error: str | None = None  # the result broke a cap; the run fails however the guest reacts
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def result(self) -> tuple[bool, Any]:
@@ -56,8 +58,26 @@ def state_of(ctx: HostContext) -> AgentState:
     return ctx.services["agent"]
 
 
+def _check_result_size(ctx: HostContext, state: AgentState, value: Any) -> None:
+    """limits.max_output_bytes covers the result as well as stdout/stderr."""
+    policy = getattr(ctx.policy, "policy", None)
+    cap = policy.limits.max_output_bytes if policy is not None else None
+    if cap is None:
+        return
+    size = len(json.dumps(value, ensure_ascii=False).encode())
+    if size > cap:
+        state.limit_error = f"the agent's result is {size} bytes, over the output cap of {cap} bytes"
+        raise LimitHit(f"result of {size} bytes is over the output cap of {cap} bytes (limits.max_output_bytes)")
+
+
 def _done(ctx: HostContext, args: dict[str, Any]) -> None:
     state = state_of(ctx)
+    if args.get("has_value"):
+        try:
+            _check_result_size(ctx, state, args.get("value"))
+        except LimitHit:
+            state.finished = True
+            raise
     state.has_value = bool(args.get("has_value"))
     state.value = args.get("value")
     state.finished = True
@@ -75,6 +95,7 @@ def _error(ctx: HostContext, args: dict[str, Any]) -> None:
 
 def _set_result(ctx: HostContext, args: dict[str, Any]) -> None:
     state = state_of(ctx)
+    _check_result_size(ctx, state, args.get("value"))
     state.explicit_result = True
     state.explicit_value = args.get("value")
 

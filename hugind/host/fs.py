@@ -336,11 +336,14 @@ def _copy_file_fds(src_fd: int, dst_dir: int, name: str) -> None:
 
 @contextmanager
 def _create_in(dir_fd: int, name: str) -> Iterator[int]:
-    fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | _FILE, 0o666, dir_fd=dir_fd)
+    # No O_TRUNC: a hard link to a file outside the writable roots must be
+    # refused before a single byte of it is lost, so truncate only after the check.
+    fd = os.open(name, os.O_WRONLY | os.O_CREAT | _FILE, 0o666, dir_fd=dir_fd)
     try:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
             raise PermissionDenied("filesystem: copy destination is not a plain file")
+        os.ftruncate(fd, 0)
         os.set_blocking(fd, True)
         yield fd
     finally:

@@ -81,9 +81,16 @@ def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
     """The host path ``path`` denotes, symlinks resolved (all, or all but the last)."""
     joined = os.path.join(cwd, path)
     head, tail = os.path.split(joined)
-    if follow_last or tail in ("", ".", ".."):
-        return Path(os.path.realpath(joined))
-    return Path(os.path.realpath(head)) / tail
+    try:
+        if follow_last or tail in ("", ".", ".."):
+            return Path(os.path.realpath(joined))
+        return Path(os.path.realpath(head)) / tail
+    except OSError as exc:
+        # The tree changed while it was being resolved (a link removed or
+        # swapped mid-walk): refuse, on the record, rather than guess.
+        raise Denied(
+            "filesystem.unstable", f"filesystem: '{path}' changed while it was being resolved ({exc.strerror})"
+        ) from None
 
 
 def _root_of(real: Path, roots: tuple[FsRoot, ...]) -> FsRoot | None:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from hugind.policy.exec_options import hidden_exec
 from hugind.policy.model import Denied, ShellPolicy
 from hugind.policy.shell_parse import Command, ShellSyntaxError, Uncertain, Word, parse
 
@@ -370,6 +371,9 @@ class _Analysis:
             if inner:
                 self.invocation(inner, name, depth + 1)
             return
+        hidden = hidden_exec(kinds, args)
+        if hidden:
+            raise Uncertain(hidden)
         if "find" in kinds:
             for chain in _find_exec_chains(args):
                 if chain:

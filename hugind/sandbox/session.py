@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hugind import __version__
-from hugind.errors import AgentFailed, EngineError, InvalidModule
+from hugind.errors import AgentFailed, EngineError, InvalidModule, LimitExceeded
 from hugind.host import agent_state, clock, modules
 from hugind.host.agent_state import AgentState
 from hugind.host.dispatch import Dispatcher
@@ -115,6 +115,8 @@ class AgentSession:
                 self._run_wasi_command()
             else:
                 raise InvalidModule("the module exports neither 'hugind_main' nor '_start': nothing to run")
+        if self.state.limit_error is not None:
+            raise LimitExceeded(f"run stopped: {self.state.limit_error} (permissions.limits.max_output_bytes)")
         if self.state.failure is not None:
             f = self.state.failure
             raise AgentFailed(f.name, f.message, f.stack)

@@ -1,0 +1,175 @@
+"""Shared pieces of the red-team suite: run a JS attack agent and read what happened.
+
+Every attack is a real JS agent run through the real engine (``run_captured``)
+or the real CLI. The agent *tries* the attack and reports the outcome as its
+result: ``{ok: true, value}`` when the host let it through, ``{ok: false,
+name, message}`` when the host call threw. Tests then assert the exact denial
+(error name, message fragment, audit rule) and that the forbidden effect did
+not happen.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from tests.runtime.helpers import run_captured
+
+# An attack body runs inside an async function; whatever it returns is the loot.
+PROBE = """\
+export default async function (input) {
+  try {
+    const value = await (async () => {
+%s
+    })();
+    return {ok: true, value: value === undefined ? null : value};
+  } catch (e) {
+    return {ok: false, name: e.name, message: e.message};
+  }
+}
+"""
+
+
+def probe_source(body: str) -> str:
+    return PROBE % textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 6)
+
+
+def js(value: Any) -> str:
+    """A Python value as a JS literal (strings safely quoted)."""
+    return json.dumps(value)
+
+
+@dataclass
+class Outcome:
+    value: Any
+    stdout: str
+    stderr: str
+    denials: int
+    audit: list[dict[str, Any]]
+    root: Path
+
+    @property
+    def denied(self) -> list[dict[str, Any]]:
+        return [e for e in self.audit if e["decision"] == "deny"]
+
+
+def write_manifest(root: Path, permissions: dict | None, **keys: Any) -> None:
+    manifest = {"name": "redteam-agent", "entry_point": "main.js", **keys}
+    if permissions is not None:
+        manifest["permissions"] = permissions
+    (root / "agent.yaml").write_text(yaml.safe_dump(manifest, sort_keys=False))
+
+
+def run_attack(
+    root: Path,
+    body: str | None = None,
+    permissions: dict | None = None,
+    *,
+    source: str | None = None,
+    manifest: dict | None = None,
+    env: dict[str, str] | None = None,
+    **options: Any,
+) -> Outcome:
+    """Write ``main.js`` (a probe around ``body``, or a whole ``source``) into ``root`` and run it."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "main.js").write_text(source if source is not None else probe_source(body or ""))
+    write_manifest(root, permissions, **(manifest or {}))
+    audit_path = root.parent / f"{root.name}.audit.jsonl"
+    if audit_path.exists():
+        audit_path.unlink()
+    out = run_captured(root, env=env, audit_path=audit_path, **options)
+    audit = [json.loads(line) for line in audit_path.read_text().splitlines() if line.strip()]
+    return Outcome(out.result.value, out.stdout, out.stderr, out.result.denials, audit, root)
+
+
+def assert_denied(
+    out: Outcome,
+    rule: str,
+    fragment: str,
+    *,
+    kind: str = "PermissionDenied",
+    capability: str | None = None,
+    audited: bool = True,
+) -> None:
+    """The agent's attempt threw ``kind`` naming ``fragment``, and the audit log blames ``rule``.
+
+    ``audited=False``: the policy allowed the path and the capability itself refused the act
+    (hard links, symlinks in a copied tree); the audit then holds an allow entry for ``rule``.
+    """
+    value = out.value
+    assert isinstance(value, dict) and value.get("ok") is False, f"attack was NOT denied: {value!r}"
+    assert value["name"] == kind, value
+    assert fragment in value["message"], value
+    if not audited:
+        assert out.audit and out.audit[-1]["rule"] == rule, out.audit[-1:]
+        return
+    assert out.denied, "no deny entry in the audit log"
+    last = out.denied[-1]
+    assert last["rule"] == rule, last
+    if capability is not None:
+        assert last["capability"] == capability, last
+    assert out.denials >= 1
+
+
+class NetViolation(AssertionError):
+    """Raised by the red-team network guard (conftest.py) instead of leaving loopback."""
+
+
+# --- processes ------------------------------------------------------------------------
+
+
+def _state(pid: int) -> str | None:
+    """The process state letter from /proc, or None if the pid is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    return text.rsplit(")", 1)[1].split()[0]
+
+
+def alive(pid: int) -> bool:
+    """Running (a zombie is dead: killed, only not reaped by an init that does not reap)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return _state(pid) not in (None, "Z", "X")
+
+
+def group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes whose process group is ``pgid``."""
+    members = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            text = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = text.rsplit(")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] not in ("Z", "X"):
+            members.append(int(entry.name))
+    return members
+
+
+def wait_dead(pids: list[int], within: float = 3.0) -> list[int]:
+    """Pids still alive after ``within`` seconds (normally none, at once)."""
+    end = time.monotonic() + within
+    while True:
+        left = [p for p in pids if alive(p)]
+        if not left or time.monotonic() > end:
+            return left
+        time.sleep(0.05)
+
+
+def read_pids(path: Path) -> list[int]:
+    return [int(x) for x in path.read_text().split()]
