@@ -126,9 +126,65 @@ def build(
 
 
 @app.command()
+def serve(
+    agents: Annotated[list[Path], typer.Argument(help="Agent folders, .js files or artifacts (tools).")],
+    strict: Annotated[bool, typer.Option("--strict", help="Deny by default; a denial fails a call.")] = False,
+    policy: Annotated[Optional[Path], typer.Option("--policy", help="A preset to tighten policies.")] = None,
+    audit: Annotated[Optional[Path], typer.Option("--audit", help="Append every policy decision.")] = None,
+    timeout: Annotated[Optional[float], typer.Option("--timeout", help="Shorten run limits (s).")] = None,
+    backend: Annotated[
+        Optional[str], typer.Option("--backend", envvar="HUGIND_BACKEND", help="LLM backend: a name or URL.")
+    ] = None,
+) -> None:
+    """Serve agents as the tools of an MCP server on stdio (eprint lines become progress notifications)."""
+    from hugind.manifest import load_agent
+    from hugind.mcp.serve import ServeOptions
+    from hugind.mcp.serve import serve as serve_agents
+
+    try:
+        loaded = [load_agent(path) for path in agents]
+        serve_agents(loaded, ServeOptions(strict, policy, audit, timeout, backend))
+    except HugindError as err:
+        raise _fail(err) from None
+
+
+@app.command()
 def version() -> None:
     """Print hugind's version."""
     typer.echo(__version__)
+
+
+@app.command()
+def team(
+    workflow: Annotated[Path, typer.Argument(help="Workflow file (YAML): the team's agents and tasks.")],
+    state_dir: Annotated[
+        Optional[Path], typer.Option("--state-dir", help="Where results and shared memory are kept.")
+    ] = None,
+    backend: Annotated[
+        Optional[str],
+        typer.Option("--backend", envvar="HUGIND_BACKEND", help="LLM backend: a config name or URL."),
+    ] = None,
+    resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --state-dir.")] = False,
+    fresh: Annotated[bool, typer.Option("--fresh", help="Discard a previous run in --state-dir.")] = False,
+    max_parallel: Annotated[Optional[int], typer.Option("--max-parallel", help="Tasks at once.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+) -> None:
+    """Run a workflow: its tasks as a DAG, each in its agent's own sandbox; exit 1 if any task failed."""
+    from hugind.team.command import run_team_command
+
+    try:
+        code = run_team_command(
+            workflow,
+            state_dir=state_dir,
+            backend=backend,
+            resume=resume,
+            fresh=fresh,
+            max_parallel=max_parallel,
+            as_json=as_json,
+        )
+    except HugindError as err:
+        raise _fail(err) from None
+    raise typer.Exit(code)
 
 
 def main() -> None:

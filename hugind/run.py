@@ -12,17 +12,19 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hugind.agentic import LoopResult
-from hugind.agentic_run import run_agentic
 from hugind.backends import LlmService, choose_backend
 from hugind.errors import BackendError, EnvMissingError, PermissionDenied, StrictDenials
 from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
+from hugind.mcp import McpHub
 from hugind.policy import AuditLog, PolicyEngine, build_policy, load_preset
 from hugind.sandbox.instance import GuestIO, GuestLimits
 from hugind.sandbox.session import AgentSession, SessionConfig, base_ops, new_session_id
+
+if TYPE_CHECKING:
+    from hugind.agentic import LoopResult
 
 OutputSink = Callable[[bytes], None]
 
@@ -56,6 +58,7 @@ class RunOptions:
     events: Any = None  # agentic loop event sink (NDJSON for --json)
     trace: Any = None  # None: follow HUGIND_TRACE
     stream: bool = False  # stream LLM responses in the agentic loop
+    team: Any = None  # hugind.team.TeamContext: run as a team member (team.* ops, input.team)
 
 
 @dataclass
@@ -90,12 +93,14 @@ def make_policy(agent: Agent, options: RunOptions) -> PolicyEngine:
 
 
 def capability_ops() -> list[Op]:
-    from hugind.host import fs, llm, net, shell
+    from hugind.host import fs, llm, mcp, net, shell
 
-    return [*fs.OPS, *shell.OPS, *net.OPS, *llm.OPS]
+    return [*fs.OPS, *shell.OPS, *net.OPS, *llm.OPS, *mcp.OPS]
 
 
-def open_session(agent: Agent, options: RunOptions, engine: PolicyEngine, env: dict[str, str]) -> AgentSession:
+def open_session(
+    agent: Agent, options: RunOptions, engine: PolicyEngine, env: dict[str, str], services: dict[str, Any]
+) -> AgentSession:
     limits = engine.policy.limits
     fuel = options.fuel if options.fuel is not None else limits.fuel
     timeout = limits.timeout if options.timeout is None else min(limits.timeout, options.timeout)
@@ -108,6 +113,15 @@ def open_session(agent: Agent, options: RunOptions, engine: PolicyEngine, env: d
         env=env,
     )
     session_meta = {"id": new_session_id(), "backend": None}
+    run_input: dict[str, Any] = {"args": list(options.args), "meta": {"session": session_meta, "env": env}}
+    services = dict(services)
+    team_ops: list[Op] = []
+    if options.team is not None:
+        from hugind.host import team
+
+        team_ops = list(team.OPS)
+        services["team"] = options.team
+        run_input["team"] = options.team.describe()
     config = SessionConfig(
         agent=agent,
         policy=engine,
@@ -115,10 +129,11 @@ def open_session(agent: Agent, options: RunOptions, engine: PolicyEngine, env: d
             memory_bytes=limits.memory_mb * 1024 * 1024, fuel=fuel, max_output_bytes=limits.max_output_bytes
         ),
         io=io,
-        ops=[*base_ops(), *capability_ops(), *options.extra_ops],
-        input={"args": list(options.args), "meta": {"session": session_meta, "env": env}},
+        ops=[*base_ops(), *capability_ops(), *team_ops, *options.extra_ops],
+        input=run_input,
         timeout_s=timeout,
-        services=dict(options.services),
+        services=services,
+        team=options.team is not None,
     )
     return AgentSession(config)
 
@@ -130,10 +145,14 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     env = resolve_env(agent.manifest.env, host_env)
     engine = make_policy(agent, options)
     llm = LlmService(lambda: choose_backend(agent.manifest, options.backend, engine))
-    options.services.setdefault("llm", llm)
+    mcp_hub = None
     loop = None
     try:
-        session = open_session(agent, options, engine, env)
+        mcp_hub = McpHub.for_agent(agent, strict=options.strict, host_env=host_env, policy_file=options.policy_file)
+        # Per-run services on a copy: a RunOptions reused for another run must
+        # not hand it this run's (soon closed) backend or MCP hub.
+        services = {"llm": llm, "mcp": mcp_hub, **options.services}
+        session = open_session(agent, options, engine, env, services)
         try:
             session.run_main()
             if agent.manifest.mode == "agentic":
@@ -144,6 +163,8 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
         finally:
             session.close()
     finally:
+        if mcp_hub is not None:
+            mcp_hub.close()
         llm.close()
         engine.close()
         engine.audit.close()
@@ -151,6 +172,8 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
 
 
 def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmService) -> LoopResult:
+    from hugind.agentic_run import run_agentic
+
     try:
         client = llm.client()
     except PermissionDenied as err:

@@ -149,6 +149,7 @@ SECTIONS: dict[str, dict[str, Callable[[Any, str, Path], Any]]] = {
         "fuel": _integer(1, 1 << 62),
         "max_output_bytes": _integer(1, 1 << 40),
     },
+    "mcp": {"allow": _bool, "servers": _rules(str), "tools": _rules(str), "timeout": _number(0, 86400)},
 }
 
 

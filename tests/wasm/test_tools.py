@@ -22,7 +22,7 @@ def session(example_agent) -> Iterator[AgentSession]:
     (agent_dir / "data.txt").write_text("one\ntwo\nthree")
     agent = load_agent(agent_dir)
     options = RunOptions(stdout=lambda b: None, stderr=lambda b: None, host_env={})
-    s = open_session(agent, options, make_policy(agent, options), {})
+    s = open_session(agent, options, make_policy(agent, options), {}, {})
     try:
         s.run_main()
         yield s

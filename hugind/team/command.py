@@ -1,0 +1,51 @@
+"""``hugind team WORKFLOW``: the CLI's side of a workflow run (kept out of cli.py)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from hugind.team.report import format_summary, summary_json
+from hugind.team.runner import TaskEvent, TeamOptions, default_state_dir, run_workflow
+from hugind.team.workflow import load_workflow
+
+_MARKS = {"started": "▶", "done": "✓", "failed": "✗", "skipped": "-", "spawned": "+"}
+
+
+def _progress(event: TaskEvent) -> None:
+    detail = f": {event.detail}" if event.detail and event.kind in ("failed", "skipped") else ""
+    extra = f" ({event.detail})" if event.detail and event.kind in ("done", "spawned") else ""
+    mark = _MARKS.get(event.kind, "*")
+    sys.stderr.write(f"hugind team: {mark} {event.task} [{event.assignee}] {event.kind}{extra}{detail}\n")
+    sys.stderr.flush()
+
+
+def run_team_command(
+    workflow_path: Path,
+    *,
+    state_dir: Path | None,
+    backend: str | None,
+    resume: bool,
+    fresh: bool,
+    max_parallel: int | None,
+    as_json: bool,
+    quiet: bool = False,
+) -> int:
+    """Run the workflow and print its summary; returns the exit code (raises HugindError)."""
+    workflow = load_workflow(workflow_path)
+    options = TeamOptions(
+        state_dir=(state_dir or default_state_dir(workflow)).resolve(),
+        backend=backend,
+        resume=resume,
+        fresh=fresh,
+        max_parallel=max_parallel,
+        on_event=None if quiet else _progress,
+    )
+    result = run_workflow(workflow, options)
+    if as_json:
+        sys.stdout.write(json.dumps(summary_json(result), ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(format_summary(result))
+    sys.stdout.flush()
+    return result.exit_code

@@ -1,0 +1,101 @@
+"""The state directory of a workflow run: ``state.json``, task logs, a lock.
+
+``state.json`` is rewritten after every task starts and finishes, always
+atomically (a temp file in the same directory, fsync, rename), so a reader or
+a crash sees either the previous complete state or the next one, never a
+torn file. ``--resume`` reads it back; tasks that were running when the
+process died are simply run again.
+
+Layout::
+
+    DIR/state.json        tasks (spec, status, result, error, timings, runs), memory, messages
+    DIR/logs/<task>.log   what the task's agent printed (stdout and stderr)
+    DIR/lock              held (flock) while a run uses the directory
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from hugind.errors import UsageError
+
+STATE_FORMAT = "hugind-team-state/1"
+STATE_FILE = "state.json"
+
+
+class StateStore:
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+        self.path = directory / STATE_FILE
+        self.logs = directory / "logs"
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Hold the directory for this process (released by the kernel if it dies)."""
+        try:
+            self.logs.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise UsageError(f"cannot use the state directory {self.dir}: {exc.strerror}") from None
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise UsageError(
+                    f"another `hugind team` run is using the state directory {self.dir}"
+                ) from None
+            yield
+        finally:
+            os.close(fd)  # closing drops the lock
+
+    def exists(self) -> bool:
+        return self.path.is_file()
+
+    def load(self) -> dict[str, Any]:
+        try:
+            doc = json.loads(self.path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UsageError(f"nothing to resume: {self.dir} holds no {STATE_FILE}") from None
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            raise UsageError(f"cannot read {self.path}: {exc}") from None
+        if not isinstance(doc, dict) or doc.get("format") != STATE_FORMAT:
+            raise UsageError(f"{self.path} is not a hugind team state file ({STATE_FORMAT})")
+        return doc
+
+    def save(self, doc: dict[str, Any]) -> None:
+        data = json.dumps({"format": STATE_FORMAT, **doc}, ensure_ascii=False, indent=1).encode()
+        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".state-", suffix=".tmp")
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.replace(tmp, self.path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise
+        with contextlib.suppress(OSError):  # make the rename itself durable
+            dir_fd = os.open(self.dir, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+
+    def clear(self) -> None:
+        """Forget a previous run (``--fresh``)."""
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        shutil.rmtree(self.logs, ignore_errors=True)
+        self.logs.mkdir(parents=True, exist_ok=True)
+
+    def log_path(self, task_id: str) -> Path:
+        return self.logs / f"{task_id}.log"
