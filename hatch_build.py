@@ -22,9 +22,7 @@ class EngineBuildHook(BuildHookInterface):
         if self.target_name not in ("wheel", "editable"):
             return
         root = Path(self.root)
-        spec = importlib.util.spec_from_file_location(
-            "hugind_build_engine", root / "runtimes/js/build_engine.py"
-        )
+        spec = importlib.util.spec_from_file_location("hugind_build_engine", root / "runtimes/js/build_engine.py")
         assert spec and spec.loader
         builder = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(builder)

@@ -128,14 +128,10 @@ def main(argv: list[str] | None = None) -> int:
     total_ms, backend_ms, loop_over, bare_over = sorted(rounds, key=lambda r: r[2] / r[3])[len(rounds) // 2]
     mode = "SSE streaming" if args.stream else "JSON"
     print(f"loop overhead ({mode}; {args.turns} tool turns + final answer; median of {args.rounds} rounds)")
-    print(
-        f"  loop : {total_ms:7.3f} ms/turn total, {backend_ms:7.3f} ms backend, {loop_over:7.3f} ms overhead"
-    )
+    print(f"  loop : {total_ms:7.3f} ms/turn total, {backend_ms:7.3f} ms backend, {loop_over:7.3f} ms overhead")
     print(f"  bare : {bare_over:7.3f} ms/request overhead (httpx POST of the same bodies)")
     print(f"  loop's own cost per turn (loop - bare overhead): {loop_over - bare_over:7.3f} ms")
-    print(
-        f"  ratio loop/bare overhead: {loop_over / bare_over:5.2f}x (range {ratios[0]:.2f}-{ratios[-1]:.2f})"
-    )
+    print(f"  ratio loop/bare overhead: {loop_over / bare_over:5.2f}x (range {ratios[0]:.2f}-{ratios[-1]:.2f})")
     return 0
 
 

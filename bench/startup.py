@@ -56,11 +56,7 @@ def main() -> int:
     hugind_cmd = [sys.executable, "-m", "hugind", "run", str(REPO / "examples/hello"), "--", "world"]
     hugind_ms = median_ms(time_command(hugind_cmd, ns.repeat))
     node = shutil.which("node")
-    node_ms = (
-        median_ms(time_command([node, str(REPO / "bench/node_hello.mjs"), "world"], ns.repeat))
-        if node
-        else None
-    )
+    node_ms = median_ms(time_command([node, str(REPO / "bench/node_hello.mjs"), "world"], ns.repeat)) if node else None
     python_ms = median_ms(time_command([sys.executable, "-c", "pass"], ns.repeat))
     deser_ms, run_ms = in_process(max(ns.repeat * 10, 50))
 

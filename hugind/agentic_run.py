@@ -62,9 +62,7 @@ class SandboxToolExecutor:
         ctx = self.session.ctx
         started = time.monotonic()
         try:
-            result = ctx.services["mcp"].call_tool(
-                ctx.policy, self.mcp_routes[call.name], call.args, ctx.deadline
-            )
+            result = ctx.services["mcp"].call_tool(ctx.policy, self.mcp_routes[call.name], call.args, ctx.deadline)
         except HostCallError as err:
             return ToolResult(f"Error: {err.message}", True, time.monotonic() - started)
         return mcp_tool_result(result, time.monotonic() - started)
@@ -123,9 +121,7 @@ def offer_mcp_tools(session: AgentSession, taken: set[str]) -> tuple[list[ToolSp
     try:
         offered = hub.offered_tools(session.ctx.policy, session.ctx.deadline)
     except HostCallError as err:
-        raise AgentFailed(
-            "McpError", f"cannot offer the agent's MCP tools to the model: {err.message}"
-        ) from None
+        raise AgentFailed("McpError", f"cannot offer the agent's MCP tools to the model: {err.message}") from None
     return mcp_tool_specs(offered, taken)
 
 

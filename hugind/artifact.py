@@ -110,9 +110,7 @@ def decode(data: bytes, source: str) -> Artifact:
     except (ValueError, KeyError, json.JSONDecodeError) as exc:
         raise InvalidModule(f"{source}: not a valid hugind artifact ({exc})") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
-        raise InvalidModule(
-            f"{source}: unsupported artifact format {meta.get('format')!r} (expected {FORMAT})"
-        )
+        raise InvalidModule(f"{source}: unsupported artifact format {meta.get('format')!r} (expected {FORMAT})")
     modules = {}
     for name in meta.get("modules", []):
         payload = sections.get(BYTECODE_PREFIX + str(name))
@@ -123,6 +121,4 @@ def decode(data: bytes, source: str) -> Artifact:
     if entry not in modules:
         raise InvalidModule(f"{source}: artifact entry '{entry}' is not among its modules")
     manifest = meta.get("manifest")
-    return Artifact(
-        str(meta.get("engine_sha256", "")), entry, manifest if isinstance(manifest, str) else None, modules
-    )
+    return Artifact(str(meta.get("engine_sha256", "")), entry, manifest if isinstance(manifest, str) else None, modules)

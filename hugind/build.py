@@ -76,9 +76,7 @@ def build_artifact(agent: Agent) -> bytes:
     finally:
         dispatcher.close()
     manifest_path = agent.root / MANIFEST_NAME
-    manifest_text = (
-        manifest_path.read_text(encoding="utf-8") if agent.manifest.source.endswith(MANIFEST_NAME) else None
-    )
+    manifest_text = manifest_path.read_text(encoding="utf-8") if agent.manifest.source.endswith(MANIFEST_NAME) else None
     bytecode = {name: code for name, code in compiled.items() if isinstance(code, bytes)}
     return artifact.encode(artifact.Artifact(engine_sha256(), entry, manifest_text, bytecode))
 

@@ -217,9 +217,7 @@ def load_agent(target: Path) -> Agent:
         root = target.resolve()
         entry = (root / manifest.entry_point).resolve()
         if not entry.is_relative_to(root):
-            raise ManifestError(
-                f"entry_point '{manifest.entry_point}' lies outside the agent folder", manifest.source
-            )
+            raise ManifestError(f"entry_point '{manifest.entry_point}' lies outside the agent folder", manifest.source)
         if not entry.is_file():
             raise ManifestError(f"entry_point '{manifest.entry_point}' does not exist", manifest.source)
         return Agent(manifest, root, entry, _runtime_of(entry, manifest.source))
@@ -239,13 +237,9 @@ def _load_artifact(path: Path) -> Agent:
         try:
             data = yaml.safe_load(art.manifest_text)
         except yaml.YAMLError:
-            raise ManifestError(
-                "the manifest embedded in the artifact is not valid YAML", str(path)
-            ) from None
+            raise ManifestError("the manifest embedded in the artifact is not valid YAML", str(path)) from None
         manifest = parse_manifest(data, f"{path} (embedded agent.yaml)")
     else:
-        manifest = Manifest(
-            name=re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem)[:64] or "agent", entry_point=art.entry
-        )
+        manifest = Manifest(name=re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem)[:64] or "agent", entry_point=art.entry)
     root = path.parent
     return Agent(manifest, root, root / art.entry, "js", {"artifact": art})

@@ -47,9 +47,7 @@ def make_agent(tmp_path: Path) -> Callable[..., Path]:
     return make
 
 
-def run_cli(
-    *args: str, stdin: str | None = None, env: dict[str, str] | None = None, timeout: float = 60
-) -> CliResult:
+def run_cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = None, timeout: float = 60) -> CliResult:
     """Run the real ``hugind`` command in a subprocess."""
     full_env = {**os.environ, **(env or {})}
     proc = subprocess.run(

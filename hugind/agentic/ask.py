@@ -72,7 +72,5 @@ def ask_llm(
     return strip_thinking(result.content)
 
 
-def ask_llm_stream(
-    client: Any, request: str | Mapping[str, Any], on_token: Callable[[str], None] | None = None
-) -> str:
+def ask_llm_stream(client: Any, request: str | Mapping[str, Any], on_token: Callable[[str], None] | None = None) -> str:
     return ask_llm(client, request, stream=True, on_token=on_token)

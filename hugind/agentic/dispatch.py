@@ -110,8 +110,7 @@ def _answer_locally(
     if missing:
         expected = ", ".join(spec.param_names)
         return (
-            f"Error: missing required argument(s) {', '.join(missing)} for '{item.name}' "
-            f"(parameters: {expected}).",
+            f"Error: missing required argument(s) {', '.join(missing)} for '{item.name}' (parameters: {expected}).",
             False,
             0.0,
         )
@@ -128,9 +127,7 @@ def _run_batch(calls: list[ParsedCall], executor: ToolExecutor) -> list[Outcome]
     elapsed = time.monotonic() - started
     results = list(results)
     if len(results) != len(calls):
-        raise ExecutorContractError(
-            f"tool executor returned {len(results)} result(s) for {len(calls)} call(s)"
-        )
+        raise ExecutorContractError(f"tool executor returned {len(results)} result(s) for {len(calls)} call(s)")
     return [_outcome(call, result, elapsed) for call, result in zip(calls, results, strict=True)]
 
 

@@ -34,9 +34,7 @@ def assistant_native(raw_content: str, items: Sequence[CallItem]) -> Message:
     calls = []
     for item in items:
         args = item.args_json if isinstance(item, ParsedCall) else "{}"
-        calls.append(
-            {"id": item.id, "type": "function", "function": {"name": item.name or "", "arguments": args}}
-        )
+        calls.append({"id": item.id, "type": "function", "function": {"name": item.name or "", "arguments": args}})
     return {"role": "assistant", "content": raw_content, "tool_calls": calls}
 
 

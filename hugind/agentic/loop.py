@@ -167,9 +167,7 @@ class _Loop:
                 self.messages.append(assistant_text(result.content))
                 return self.finish(result, "done", "")
             self.tool_calls += len(items)
-            self.messages.append(
-                assistant_native(result.content, items) if native else assistant_text(result.content)
-            )
+            self.messages.append(assistant_native(result.content, items) if native else assistant_text(result.content))
             outcomes = dispatch(
                 items,
                 tools=self.tools,
@@ -190,11 +188,7 @@ class _Loop:
                 self.tracer.line(f"doom-loop guard: {detail}; asking for a final answer")
                 break
         reason = "doom_loop" if detail else "max_turns"
-        notice = (
-            f"Stop using tools: {detail}. Please provide your final answer now."
-            if detail
-            else MAX_TURNS_NOTICE
-        )
+        notice = f"Stop using tools: {detail}. Please provide your final answer now." if detail else MAX_TURNS_NOTICE
         add_notice(self.messages, notice)
         result = self.ask(final=True)
         self.messages.append(assistant_text(result.content))

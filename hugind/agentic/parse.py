@@ -69,9 +69,7 @@ def find_spans(text: str, ctx: Ctx) -> list[Span]:
             try:
                 found.extend(finder(text, ctx))
             except Exception as exc:  # a parser bug must not take the loop down
-                found.append(
-                    Span(0, 0, [ParseFailure(clip(text), f"tool call parser error ({type(exc).__name__})")])
-                )
+                found.append(Span(0, 0, [ParseFailure(clip(text), f"tool call parser error ({type(exc).__name__})")]))
         chosen = _non_overlapping(found)
         if chosen:
             return chosen

@@ -82,8 +82,7 @@ class SkillSet:
         if not self.skills:
             return ""
         lines = [
-            "Installed skills (call activate_skill with a skill's name to load its full instructions "
-            "before using it):"
+            "Installed skills (call activate_skill with a skill's name to load its full instructions before using it):"
         ]
         lines += [f"- {s.name}: {s.description}" if s.description else f"- {s.name}" for s in self]
         return "\n".join(lines)

@@ -36,14 +36,10 @@ class Tracer:
                 self.stream.write(f"{PREFIX} {part}\n")
             self.stream.flush()
 
-    def setup(
-        self, tool_names: Sequence[str], system_prompt: str, user_prompt: str, tool_format: str
-    ) -> None:
+    def setup(self, tool_names: Sequence[str], system_prompt: str, user_prompt: str, tool_format: str) -> None:
         if not self.enabled:
             return
-        self.line(
-            f"tools registered: {len(tool_names)} ({', '.join(tool_names) or 'none'}); format={tool_format}"
-        )
+        self.line(f"tools registered: {len(tool_names)} ({', '.join(tool_names) or 'none'}); format={tool_format}")
         self.line(f"system prompt ({len(system_prompt)} chars):")
         self.line(system_prompt)
         self.line(f"user prompt ({len(user_prompt)} chars):")

@@ -95,9 +95,7 @@ class Dispatcher:
         except HostCallError as err:
             self._finish(op_id, encode_error(err))
             return op_id
-        threading.Thread(
-            target=self._run_async, args=(op_id, op, args), name=f"hugind-op-{op_id}", daemon=True
-        ).start()
+        threading.Thread(target=self._run_async, args=(op_id, op, args), name=f"hugind-op-{op_id}", daemon=True).start()
         return op_id
 
     def _run_async(self, op_id: int, op: Op, args: dict[str, Any]) -> None:

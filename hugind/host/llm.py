@@ -21,9 +21,7 @@ class LlmService(Protocol):
 def _service(ctx: HostContext) -> LlmService:
     service = ctx.services.get("llm")
     if service is None:
-        raise PermissionDenied(
-            "llm: this run has no LLM backend (set `backend:` in agent.yaml or pass --backend)"
-        )
+        raise PermissionDenied("llm: this run has no LLM backend (set `backend:` in agent.yaml or pass --backend)")
     return service
 
 

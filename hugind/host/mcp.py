@@ -17,9 +17,7 @@ from hugind.host.registry import HostContext, Op, arg
 class McpService(Protocol):
     def list_tools(self, engine: Any, deadline: float) -> list[dict[str, Any]]: ...
 
-    def call_tool(
-        self, engine: Any, name: str, arguments: dict[str, Any], deadline: float
-    ) -> dict[str, Any]: ...
+    def call_tool(self, engine: Any, name: str, arguments: dict[str, Any], deadline: float) -> dict[str, Any]: ...
 
 
 class _NoServers:

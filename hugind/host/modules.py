@@ -49,30 +49,22 @@ class ModuleSource:
         base_dir = "" if base == PRELUDE_NAME else posixpath.dirname(base)
         name = posixpath.normpath(posixpath.join(base_dir, specifier))
         if name == ".." or name.startswith("../") or name.startswith("/"):
-            raise ModuleLoadError(
-                f"import '{specifier}' from '{base}' refused: it resolves outside the agent root"
-            )
+            raise ModuleLoadError(f"import '{specifier}' from '{base}' refused: it resolves outside the agent root")
         if not name.endswith(".js"):
             raise ModuleLoadError(f"import '{specifier}' refused: only .js modules can be imported")
         if name in self.bytecode:
             return name
         if self.sealed:
-            raise ModuleLoadError(
-                f"import '{specifier}' from '{base}': module '{name}' is not in the artifact"
-            )
+            raise ModuleLoadError(f"import '{specifier}' from '{base}': module '{name}' is not in the artifact")
         path = self.root / name
         try:
             real = path.resolve(strict=True)
         except (FileNotFoundError, NotADirectoryError):
             raise ModuleLoadError(f"import '{specifier}' from '{base}': module '{name}' not found") from None
         except (OSError, RuntimeError) as exc:
-            raise ModuleLoadError(
-                f"import '{specifier}': cannot resolve '{name}' ({exc.__class__.__name__})"
-            ) from None
+            raise ModuleLoadError(f"import '{specifier}': cannot resolve '{name}' ({exc.__class__.__name__})") from None
         if not real.is_relative_to(self.root):
-            raise ModuleLoadError(
-                f"import '{specifier}' refused: '{name}' is a link that leads outside the agent root"
-            )
+            raise ModuleLoadError(f"import '{specifier}' refused: '{name}' is a link that leads outside the agent root")
         if not real.is_file():
             raise ModuleLoadError(f"import '{specifier}': '{name}' is not a file")
         return name

@@ -116,6 +116,7 @@ if TYPE_CHECKING:
 def _send(client: httpx.Client, target: Any, method: str, headers: dict[str, str], body: bytes | None) -> Any:
     """Send to the first checked address that accepts the connection."""
     import httpx
+
     extensions = {"sni_hostname": target.host} if target.scheme == "https" and not target.is_ip else {}
     last: Exception | None = None
     for address in target.addresses:
@@ -208,6 +209,7 @@ def _hop(
 ) -> tuple[int, str, dict[str, Any] | None]:
     """One request: (status, location, None) for a redirect, else the final result."""
     import httpx
+
     left = deadline - time.monotonic()
     if left <= 0:
         raise Timeout(f"network: no answer from {target.host} within the timeout")

@@ -157,9 +157,7 @@ class ChatClient:
             try:
                 result = self._stream_once(body, acc) if stream else self._post_once(body)
             except BackendCallError as err:
-                retry_ok = err.retryable or (
-                    isinstance(err, BackendTimeoutError) and self.retry.retry_timeouts
-                )
+                retry_ok = err.retryable or (isinstance(err, BackendTimeoutError) and self.retry.retry_timeouts)
                 # Never replay a stream whose tokens the caller has already seen.
                 replay_safe = acc.tokens_emitted == 0 or on_token is None
                 if not retry_ok or not replay_safe or attempt > self.retry.max_retries:
@@ -236,8 +234,7 @@ class ChatClient:
             raise self._transport_error(exc) from None
         if not done and acc.finish_reason is None:
             raise TransientBackendError(
-                f"backend {self.base_url}: the stream ended before completion "
-                f"({acc.chunks} chunks, no [DONE])",
+                f"backend {self.base_url}: the stream ended before completion ({acc.chunks} chunks, no [DONE])",
                 url=self.base_url,
             )
         return acc.result()
@@ -296,17 +293,13 @@ class ChatClient:
             content=content_text(message.get("content")),
             reasoning=reasoning if isinstance(reasoning, str) else "",
             tool_calls=calls,
-            finish_reason=choice.get("finish_reason")
-            if isinstance(choice.get("finish_reason"), str)
-            else None,
+            finish_reason=choice.get("finish_reason") if isinstance(choice.get("finish_reason"), str) else None,
             usage=Usage.from_dict(data.get("usage")),
             model=data.get("model") if isinstance(data.get("model"), str) else "",
         )
 
     def _http_error(self, status: int, text: str, headers: Mapping[str, str]) -> BackendCallError:
-        err = classify_http_error(
-            self.base_url, status, text, model=self.model, retry_after=parse_retry_after(headers)
-        )
+        err = classify_http_error(self.base_url, status, text, model=self.model, retry_after=parse_retry_after(headers))
         if isinstance(err, BackendNotFoundError) and self.model:
             known = self.list_models(timeout=2.0)
             if known and self.model not in known:
@@ -318,18 +311,12 @@ class ChatClient:
         url = self.base_url
         if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
             reason = "connection timed out" if isinstance(exc, httpx.ConnectTimeout) else _reason(exc)
-            return BackendUnreachableError(
-                f"backend {url} is unreachable ({reason}); is the server running?", url=url
-            )
+            return BackendUnreachableError(f"backend {url} is unreachable ({reason}); is the server running?", url=url)
         if isinstance(exc, httpx.TimeoutException):
-            return BackendTimeoutError(
-                f"backend {url} did not answer in time ({type(exc).__name__})", url=url
-            )
+            return BackendTimeoutError(f"backend {url} did not answer in time ({type(exc).__name__})", url=url)
         if isinstance(exc, (httpx.UnsupportedProtocol, httpx.InvalidURL)):
             return BackendConfigError(f"backend URL {url} is invalid: {exc}")
-        return TransientBackendError(
-            f"backend {url}: connection failed mid-request ({_reason(exc)})", url=url
-        )
+        return TransientBackendError(f"backend {url}: connection failed mid-request ({_reason(exc)})", url=url)
 
 
 @functools.cache

@@ -167,10 +167,7 @@ def classify_http_error(
         if model and (_MODEL_MISSING.search(detail) or "model" in detail.lower()):
             msg = f"{where}: model '{model}' is not available (HTTP {status}){said}"
         else:
-            msg = (
-                f"{where}: not found (HTTP {status}){said}; "
-                "is this the URL of an OpenAI-compatible server (…/v1)?"
-            )
+            msg = f"{where}: not found (HTTP {status}){said}; is this the URL of an OpenAI-compatible server (…/v1)?"
         return BackendNotFoundError(msg, url=url, status=status, detail=detail)
     if status == 429:
         if _QUOTA.search(text):

@@ -51,9 +51,7 @@ def _string(value: Any, where: str, source: str) -> str:
     return value
 
 
-def parse_servers(
-    raw: tuple[dict[str, Any], ...] | list[Any], root: Path, source: str
-) -> tuple[ServerSpec, ...]:
+def parse_servers(raw: tuple[dict[str, Any], ...] | list[Any], root: Path, source: str) -> tuple[ServerSpec, ...]:
     """Validate the manifest's ``mcp:`` entries (already known to be mappings)."""
     out: list[ServerSpec] = []
     seen: set[str] = set()
@@ -132,9 +130,7 @@ def resolve_command(spec: ServerSpec) -> str:
     if "/" in command:
         path = Path(command) if os.path.isabs(command) else spec.root / command
         if not os.access(path, os.X_OK) or path.is_dir():
-            raise HostIOError(
-                f"mcp: cannot start server '{spec.name}': '{command}' is not an executable file"
-            )
+            raise HostIOError(f"mcp: cannot start server '{spec.name}': '{command}' is not an executable file")
         return str(path)
     found = shutil.which(command)
     if found is None:

@@ -114,9 +114,7 @@ class McpHub:
         """
         manifest = agent.manifest
         specs = parse_servers(manifest.mcp, agent.root, manifest.source)
-        policy = parse_mcp_policy(
-            manifest.permissions, [s.name for s in specs], strict=strict, source=manifest.source
-        )
+        policy = parse_mcp_policy(manifest.permissions, [s.name for s in specs], strict=strict, source=manifest.source)
         if policy_file is not None:
             policy = policy.tightened(parse_preset_mcp(load_preset(policy_file)))
         return cls(specs, policy, host_env)
@@ -196,9 +194,7 @@ class McpHub:
         audit(engine, request, self.policy.decide_server(allowed[0]))
         return self._list_allowed(allowed, deadline)
 
-    def _list_allowed(
-        self, allowed: list[str], deadline: float, everything: bool = False
-    ) -> list[dict[str, Any]]:
+    def _list_allowed(self, allowed: list[str], deadline: float, everything: bool = False) -> list[dict[str, Any]]:
         """The tools of these servers (started if need be); only the allowed ones unless ``everything``."""
         startup, _ = self._budgets(deadline)
         listing = self._wait(self._list_async(allowed, startup), startup)
@@ -215,9 +211,7 @@ class McpHub:
         request = {"op": "call_tool", "server": server, "tool": tool}
         audit(engine, request, self.policy.decide_tool(server, tool))
         startup, call_budget = self._budgets(deadline)
-        return self._wait(
-            self._call_async(server, tool, arguments, startup, call_budget), startup + call_budget
-        )
+        return self._wait(self._call_async(server, tool, arguments, startup, call_budget), startup + call_budget)
 
     def _resolve(self, engine: Any, name: str, deadline: float) -> tuple[str, str]:
         if not isinstance(name, str) or not name:
@@ -287,9 +281,7 @@ class McpHub:
             server.error = err
         except Exception as exc:
             if server.error is None:
-                server.error = self._failure(
-                    server, "failed to start" if server.client is None else "failed", exc
-                )
+                server.error = self._failure(server, "failed to start" if server.client is None else "failed", exc)
         finally:
             server.client = None
             if server.error is None:

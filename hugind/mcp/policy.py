@@ -49,9 +49,7 @@ class McpPolicy:
 
     def decide_server(self, server: str) -> Decision:
         if not self.allow:
-            return Decision(
-                False, "mcp.allow", "mcp: MCP servers are not allowed (permissions.mcp.allow is not true)"
-            )
+            return Decision(False, "mcp.allow", "mcp: MCP servers are not allowed (permissions.mcp.allow is not true)")
         if self.strict and self.servers is None and self.tools is None:
             return Decision(
                 False,
@@ -61,16 +59,8 @@ class McpPolicy:
         if self.servers is not None and server not in self.servers:
             return Decision(False, "mcp.servers", f"mcp: server '{server}' is not in permissions.mcp.servers")
         if self.tools is not None and not any(_server_of(entry) == server for entry in self.tools):
-            return Decision(
-                False, "mcp.tools", f"mcp: no tool of server '{server}' is in permissions.mcp.tools"
-            )
-        rule = (
-            "mcp.servers"
-            if self.servers is not None
-            else "mcp.tools"
-            if self.tools is not None
-            else "mcp.allow"
-        )
+            return Decision(False, "mcp.tools", f"mcp: no tool of server '{server}' is in permissions.mcp.tools")
+        rule = "mcp.servers" if self.servers is not None else "mcp.tools" if self.tools is not None else "mcp.allow"
         return Decision(True, rule)
 
     def decide_tool(self, server: str, tool: str) -> Decision:
@@ -116,9 +106,7 @@ def _tool_covers(mine: str, theirs: str) -> bool:
     return mine == theirs or (theirs.endswith(":*") and _server_of(mine) == _server_of(theirs))
 
 
-def _intersect(
-    mine: tuple[str, ...] | None, theirs: tuple[str, ...] | None, covers: Any
-) -> tuple[str, ...] | None:
+def _intersect(mine: tuple[str, ...] | None, theirs: tuple[str, ...] | None, covers: Any) -> tuple[str, ...] | None:
     if theirs is None:
         return mine
     if mine is None:
@@ -179,9 +167,7 @@ def parse_mcp_policy(
         for i, entry in enumerate(tools):
             server, sep, tool = entry.partition(":")
             if not sep or not tool:
-                raise _fail(
-                    f"{where}.tools[{i}]", f"must be 'server:tool' or 'server:*', got {entry!r}", source
-                )
+                raise _fail(f"{where}.tools[{i}]", f"must be 'server:tool' or 'server:*', got {entry!r}", source)
             if server not in known:
                 raise _fail(f"{where}.tools[{i}]", f"'{server}' is not a server declared under mcp:", source)
     timeout = raw.get("timeout", DEFAULT_TIMEOUT)

@@ -67,9 +67,7 @@ class AgentTool:
         manifest = agent.manifest
         schema = manifest.input_schema
         description = manifest.description or f"Run the hugind agent '{manifest.name}' in its sandbox."
-        return cls(
-            agent, manifest.name, description, dict(schema or DEFAULT_INPUT_SCHEMA), schema is not None
-        )
+        return cls(agent, manifest.name, description, dict(schema or DEFAULT_INPUT_SCHEMA), schema is not None)
 
     def run_args(self, arguments: dict[str, Any]) -> list[str]:
         """The agent's CLI arguments for a call, or ValueError naming what is wrong."""
@@ -82,9 +80,7 @@ class AgentTool:
                 where = "/".join(str(p) for p in exc.absolute_path) or "(root)"
                 raise ValueError(f"invalid arguments at {where}: {exc.message}") from None
             except jsonschema.SchemaError as exc:
-                raise ValueError(
-                    f"the agent's input_schema is not a valid JSON Schema: {exc.message}"
-                ) from None
+                raise ValueError(f"the agent's input_schema is not a valid JSON Schema: {exc.message}") from None
             return [json.dumps(arguments, ensure_ascii=False)]
         unknown = sorted(set(arguments) - {"args"})
         if unknown:
@@ -138,9 +134,7 @@ class Outcome:
     stdout: str = ""
 
 
-def run_tool(
-    tool: AgentTool, args: list[str], options: ServeOptions, on_line: Callable[[str], None]
-) -> Outcome:
+def run_tool(tool: AgentTool, args: list[str], options: ServeOptions, on_line: Callable[[str], None]) -> Outcome:
     """Run one agent to completion (on the calling thread); never raises."""
     from hugind.run import RunOptions, run_agent, strict_verdict
 
@@ -192,10 +186,7 @@ def build_server(tools: dict[str, AgentTool], options: ServeOptions) -> Any:
 
     from hugind import __version__
 
-    listed = [
-        types.Tool(name=t.name, description=t.description, input_schema=t.input_schema)
-        for t in tools.values()
-    ]
+    listed = [types.Tool(name=t.name, description=t.description, input_schema=t.input_schema) for t in tools.values()]
 
     async def list_tools(ctx: Any, params: Any) -> Any:
         return types.ListToolsResult(tools=listed)
@@ -204,9 +195,7 @@ def build_server(tools: dict[str, AgentTool], options: ServeOptions) -> Any:
         tool = tools.get(params.name)
         if tool is None:
             known = ", ".join(tools) or "none"
-            raise MCPError(
-                code=types.INVALID_PARAMS, message=f"unknown tool '{params.name}' (tools: {known})"
-            )
+            raise MCPError(code=types.INVALID_PARAMS, message=f"unknown tool '{params.name}' (tools: {known})")
         try:
             args = tool.run_args(dict(params.arguments or {}))
         except ValueError as exc:

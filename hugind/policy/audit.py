@@ -17,9 +17,7 @@ from typing import Any, TextIO
 
 from hugind.errors import UsageError
 
-SECRET_HEADERS = frozenset(
-    {"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"}
-)
+SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie", "x-api-key", "api-key"})
 MAX_STRING = 1000
 
 

@@ -27,9 +27,7 @@ def _fs_lines(policy: Policy) -> list[str]:
         lines.append(f"  readable: {', '.join(readable) or 'nothing'}")
         writable = [r.spec for r in fs.write] if fs.mode == "read-write" else []
         lines.append(f"  writable: {', '.join(writable) or 'nothing'}")
-    lines.append(
-        "  /proc, /sys, /dev: denied unless listed explicitly; symlinks are resolved before checking"
-    )
+    lines.append("  /proc, /sys, /dev: denied unless listed explicitly; symlinks are resolved before checking")
     lines.append(f"  reads up to {_size(fs.max_read_bytes)}, files written up to {_size(fs.max_write_bytes)}")
     return lines
 

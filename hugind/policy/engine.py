@@ -27,9 +27,7 @@ from hugind.policy.shell import ShellPlan, SpawnPlan, build_env, decide_shell, d
 
 
 class PolicyEngine:
-    def __init__(
-        self, policy: Policy, audit: AuditLog | None = None, *, resolver: Resolver | None = None
-    ) -> None:
+    def __init__(self, policy: Policy, audit: AuditLog | None = None, *, resolver: Resolver | None = None) -> None:
         self.policy = policy
         self.audit = audit if audit is not None else AuditLog()
         self.denials = 0

@@ -319,9 +319,7 @@ def parse_url(url: str) -> ParsedUrl:
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme not in SCHEMES:
-        raise bad(
-            f"scheme {parts.scheme + ':' if parts.scheme else '(none)'} is not allowed (only http, https)"
-        )
+        raise bad(f"scheme {parts.scheme + ':' if parts.scheme else '(none)'} is not allowed (only http, https)")
     netloc = parts.netloc
     if not netloc:
         raise bad(f"URL has no host: {url!r}")
@@ -379,9 +377,7 @@ def _exempt(policy: NetPolicy, addr: IPAddress, port: int, hit: BlockHit) -> boo
         return True
     blocked = hit.range.network
     return any(
-        ip_matches(rule, addr, port)
-        and rule.network.version == blocked.version
-        and rule.network.subnet_of(blocked)  # type: ignore[arg-type]
+        ip_matches(rule, addr, port) and rule.network.version == blocked.version and rule.network.subnet_of(blocked)  # type: ignore[arg-type]
         for rule in policy.allowed_ips
     )
 
@@ -425,9 +421,7 @@ def decide_connect(policy: NetPolicy, url: str, resolver: Resolver, timeout: flo
         addresses: list[IPAddress] = [host]
     else:
         if policy.restrict_hosts and not any(domain_matches(r, host, port) for r in policy.allowed_domains):
-            raise Denied(
-                "network.allowed_domains", f"network: host {host} port {port} is not in allowed_domains"
-            )
+            raise Denied("network.allowed_domains", f"network: host {host} port {port} is not in allowed_domains")
         try:
             addresses = [ipaddress.ip_address(a) for a in resolver(host, port, timeout)]
         except (OSError, ValueError) as exc:

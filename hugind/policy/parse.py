@@ -167,9 +167,7 @@ def _mapping(value: Any, where: str) -> dict[str, Any]:
     return value
 
 
-def parse_permissions(
-    value: Any, where: str, root: Path, *, preset: bool = False
-) -> dict[str, dict[str, Any]]:
+def parse_permissions(value: Any, where: str, root: Path, *, preset: bool = False) -> dict[str, dict[str, Any]]:
     """Validate a ``permissions:`` mapping; return {section: {key: normalized}} for given keys."""
     out: dict[str, dict[str, Any]] = {}
     for section, body in _mapping(value, where).items():

@@ -48,8 +48,7 @@ INTERPRETERS = _names(
 )
 # Run a program chosen in ways hugind does not follow: refused whenever a list is set.
 OPAQUE_WRAPPERS = _names(
-    "chrt ionice taskset flock nsenter unshare chroot runuser su script watch strace ltrace gdb "
-    "parallel systemd-run"
+    "chrt ionice taskset flock nsenter unshare chroot runuser su script watch strace ltrace gdb parallel systemd-run"
 )
 MULTI_CALL = frozenset({"busybox", "toybox"})
 MAX_NESTING = 16
@@ -185,14 +184,10 @@ _WRAPPERS: dict[str, _Opts] = {
                 "--max-lines",
             ]
         ),
-        frozenset(
-            {"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}
-        ),
+        frozenset({"--arg-file", "--delimiter", "--max-args", "--max-procs", "--max-chars", "--process-slot-var"}),
         default="echo",
     ),
-    "sudo": _Opts(
-        "AbEHKknPSVv", "CDghpRrtTUu", refused=frozenset({"-i", "-s", "-e", "-l"}), assignments=True
-    ),
+    "sudo": _Opts("AbEHKknPSVv", "CDghpRrtTUu", refused=frozenset({"-i", "-s", "-e", "-l"}), assignments=True),
     "doas": _Opts("n", "uC", refused=frozenset({"-s"})),
     "exec": _Opts("cl", "a"),
     "command": _Opts("p", refused=frozenset()),
@@ -309,9 +304,7 @@ class _Analysis:
         if is_dangerous_env(name):
             raise Denied("shell.env", f"shell: setting {name} is not allowed")
         if name == "PATH" and self.lists:
-            raise Denied(
-                "shell.env", "shell: changing PATH is not allowed when a whitelist or blacklist is set"
-            )
+            raise Denied("shell.env", "shell: changing PATH is not allowed when a whitelist or blacklist is set")
 
     def string(self, source: str, depth: int) -> None:
         for cmd in parse(source):
@@ -422,9 +415,7 @@ class ProgramLists:
         real = os.path.realpath(program.path) if program.path else None
         if base in self.black_names or (real and real in self.black_paths):
             entry = base if base in self.black_names else name
-            raise Denied(
-                "shell.blacklist", f"shell: program '{name}' matches blacklist entry '{entry}' in {shown}"
-            )
+            raise Denied("shell.blacklist", f"shell: program '{name}' matches blacklist entry '{entry}' in {shown}")
         if self.blacklist and self.whitelist is None and "/" in name and not os.path.isabs(name):
             raise Denied(
                 "shell.relative-path",
@@ -437,26 +428,20 @@ class ProgramLists:
         name = program.name
         real = os.path.realpath(program.path) if program.path else None
         if program.builtin and name in EXEC_BUILTINS | OPAQUE_BUILTINS:
-            raise Denied(
-                "shell.builtin", f"shell: the '{name}' builtin is not allowed under a whitelist ({shown})"
-            )
+            raise Denied("shell.builtin", f"shell: the '{name}' builtin is not allowed under a whitelist ({shown})")
         if "/" in name and not os.path.isabs(name):
             raise Denied(
                 "shell.relative-path",
                 f"shell: program '{name}' is a relative path; the whitelist matches names looked up in the "
                 f"safe PATH or absolute paths ({shown})",
             )
-        listed = (program.builtin and name in self.white_names) or (
-            real is not None and real in self.white_paths
-        )
+        listed = (program.builtin and name in self.white_names) or (real is not None and real in self.white_paths)
         if listed and real and os.path.basename(real) in MULTI_CALL:
             listed = os.path.basename(name) in self.white_names or name in (self.whitelist or ())
         if listed:
             return
         if program.path is None and not program.builtin:
-            raise Denied(
-                "shell.not-found", f"shell: program '{name}' is not found in the safe PATH ({shown})"
-            )
+            raise Denied("shell.not-found", f"shell: program '{name}' is not found in the safe PATH ({shown})")
         if _trampoline(program):
             raise Denied(
                 "shell.trampoline",

@@ -27,9 +27,7 @@ _NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN_RE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\+?=")
 
 # Reserved words that may precede a command: skipped, the next word is the program.
-PREFIX_KEYWORDS = frozenset(
-    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"}
-)
+PREFIX_KEYWORDS = frozenset({"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until"})
 # Reserved words whose grammar this parser does not follow.
 OPAQUE_KEYWORDS = frozenset({"case", "esac", "for", "select", "in", "function", "[[", "]]", "coproc"})
 

@@ -122,9 +122,7 @@ _memory_cache: dict[tuple[EngineConfig, str], wasmtime.Module] = {}
 _memory_lock = threading.Lock()
 
 
-def load_module(
-    wasm: bytes, config: EngineConfig = EngineConfig(), *, disk_cache: bool = True
-) -> wasmtime.Module:
+def load_module(wasm: bytes, config: EngineConfig = EngineConfig(), *, disk_cache: bool = True) -> wasmtime.Module:
     """Compile ``wasm`` for the engine of ``config``, reusing earlier compilations.
 
     Order: this process's memory, then the on-disk cache, then Cranelift.

@@ -194,9 +194,7 @@ class GuestInstance:
                 return LimitExceeded(f"run stopped: {self.interrupt_reason}")
             return LimitExceeded("run stopped: wall-clock deadline exceeded (permissions.limits.timeout)")
         if code == wasmtime.TrapCode.OUT_OF_FUEL:
-            return LimitExceeded(
-                f"run stopped: fuel exhausted ({self.limits.fuel} units, permissions.limits.fuel)"
-            )
+            return LimitExceeded(f"run stopped: fuel exhausted ({self.limits.fuel} units, permissions.limits.fuel)")
         if code == wasmtime.TrapCode.STACK_OVERFLOW:
             return TrapError("wasm trap: stack overflow (recursion too deep)")
         if code == wasmtime.TrapCode.MEMORY_OUT_OF_BOUNDS:

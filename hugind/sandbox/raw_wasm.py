@@ -113,9 +113,7 @@ def _wasi_function_names() -> frozenset[str]:
 def load_agent_module(path: Path, config: EngineConfig) -> wasmtime.Module:
     size = path.stat().st_size
     if size > MAX_MODULE_BYTES:
-        raise InvalidModule(
-            f"{path.name} is {size} bytes; agent modules are capped at {MAX_MODULE_BYTES} bytes"
-        )
+        raise InvalidModule(f"{path.name} is {size} bytes; agent modules are capped at {MAX_MODULE_BYTES} bytes")
     data = path.read_bytes()
     if data[:4] != b"\0asm":
         raise InvalidModule(f"{path.name} is not a WebAssembly binary (bad magic number)")

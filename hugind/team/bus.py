@@ -75,9 +75,7 @@ class TeamBus:
         if not local:
             raise InvalidArgument("memory.set: the key must be a non-empty string")
         if len(local) > self.limits.max_key_chars:
-            raise InvalidArgument(
-                f"memory.set: the key is longer than {self.limits.max_key_chars} characters"
-            )
+            raise InvalidArgument(f"memory.set: the key is longer than {self.limits.max_key_chars} characters")
         if _BAD_KEY_CHARS.search(local):
             raise InvalidArgument("memory.set: the key must not contain control characters")
         return prefix + local
@@ -92,14 +90,10 @@ class TeamBus:
             )
         with self._lock:
             if full not in self._memory and len(self._memory) >= limits.max_entries:
-                raise LimitHit(
-                    f"memory.set('{full}'): shared memory holds its maximum of {limits.max_entries} entries"
-                )
+                raise LimitHit(f"memory.set('{full}'): shared memory holds its maximum of {limits.max_entries} entries")
             total = sum(self._sizes.values()) - self._sizes.get(full, 0) + size
             if total > limits.max_memory_bytes:
-                raise LimitHit(
-                    f"memory.set('{full}'): shared memory would exceed {limits.max_memory_bytes} bytes"
-                )
+                raise LimitHit(f"memory.set('{full}'): shared memory would exceed {limits.max_memory_bytes} bytes")
             self._memory[full] = value
             self._sizes[full] = size
         return full
@@ -149,9 +143,7 @@ class TeamBus:
             raise InvalidArgument(f"{what}: the content must be a string")
         size = len(content.encode())
         if size > self.limits.max_message_bytes:
-            raise LimitHit(
-                f"{what}: the message is {size} bytes, over the {self.limits.max_message_bytes} byte cap"
-            )
+            raise LimitHit(f"{what}: the message is {size} bytes, over the {self.limits.max_message_bytes} byte cap")
         return content
 
     def _post(self, what: str, sender: str, recipients: list[str], content: str) -> None:
@@ -167,9 +159,7 @@ class TeamBus:
         if not isinstance(to, str) or not to:
             raise InvalidArgument("messages.send: 'to' must name a team member")
         if to not in self.members:
-            raise NotFound(
-                f"messages.send: '{to}' is not a member of this team (members: {', '.join(self.members)})"
-            )
+            raise NotFound(f"messages.send: '{to}' is not a member of this team (members: {', '.join(self.members)})")
         if to == sender:
             raise InvalidArgument("messages.send: an agent cannot send a message to itself")
         self._post("messages.send", sender, [to], self._check_content("messages.send", content))

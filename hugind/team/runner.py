@@ -249,17 +249,13 @@ class WorkflowRunner:
                 raise InvalidArgument(f"tasks.spawn: a task with id '{spec.id}' already exists")
             if spec.assignee not in wf.agents:
                 members = ", ".join(wf.agents)
-                raise NotFound(
-                    f"tasks.spawn: assignee '{spec.assignee}' is not a member of the team ({members})"
-                )
+                raise NotFound(f"tasks.spawn: assignee '{spec.assignee}' is not a member of the team ({members})")
             staged_ids = {t.id for t in stage.tasks}
             for dep in spec.depends_on:
                 if dep not in self.records and dep not in staged_ids:
                     raise NotFound(f"tasks.spawn: depends_on names unknown task '{dep}'")
             deps = tuple(dict.fromkeys((stage.parent, *spec.depends_on)))
-            stage.tasks.append(
-                TaskSpec(spec.id, spec.title, spec.description, spec.assignee, deps, stage.parent)
-            )
+            stage.tasks.append(TaskSpec(spec.id, spec.title, spec.description, spec.assignee, deps, stage.parent))
             return spec.id
 
     # ---- running ------------------------------------------------------------------

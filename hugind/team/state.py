@@ -49,9 +49,7 @@ class StateStore:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
-                raise UsageError(
-                    f"another `hugind team` run is using the state directory {self.dir}"
-                ) from None
+                raise UsageError(f"another `hugind team` run is using the state directory {self.dir}") from None
             yield
         finally:
             os.close(fd)  # closing drops the lock

@@ -184,9 +184,7 @@ def _parse_tasks(raw: Any, path: Path) -> list[TaskSpec]:
             label = f"task '{item['id']}'"
         unknown = sorted(set(map(str, item)) - TASK_KEYS)
         if unknown:
-            raise _fail(
-                path, f"{label}: unknown key '{unknown[0]}' (known keys: {', '.join(sorted(TASK_KEYS))})"
-            )
+            raise _fail(path, f"{label}: unknown key '{unknown[0]}' (known keys: {', '.join(sorted(TASK_KEYS))})")
         try:
             tasks.append(make_task(item))
         except ValueError as exc:

@@ -77,8 +77,7 @@ def _check_source_dir(path: Path) -> Path:
         if all((candidate / name).is_file() for name in (*QUICKJS_SOURCES, "quickjs.h")):
             return candidate
     raise BuildError(
-        f"HUGIND_QUICKJS_SRC={path} does not contain the QuickJS-NG sources "
-        f"({', '.join(QUICKJS_SOURCES)}, quickjs.h)"
+        f"HUGIND_QUICKJS_SRC={path} does not contain the QuickJS-NG sources ({', '.join(QUICKJS_SOURCES)}, quickjs.h)"
     )
 
 

@@ -41,10 +41,7 @@ def test_plain_string_results(server, client):
     executor = StringExecutor(["", "Error: boom"])
     assert isinstance(executor, ToolExecutor)
     result = _loop(client, executor)
-    assert (
-        server.chat_requests[1].messages[-1]["content"]
-        == "Tool results:\n\n[run] OK\n\n[read_file] Error: boom"
-    )
+    assert server.chat_requests[1].messages[-1]["content"] == "Tool results:\n\n[run] OK\n\n[read_file] Error: boom"
     assert server.chat_requests[0].messages[0]["role"] == "system"  # tools prompt even without custom prompt
     assert result.final_text == "done"
 

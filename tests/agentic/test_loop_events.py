@@ -19,9 +19,7 @@ USAGE = {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
 def _loop(client, **kwargs):
     kwargs.setdefault("max_turns", 5)
     kwargs.setdefault("executor", RecordingExecutor())
-    return run_agentic_loop(
-        client, system_prompt="Sys prompt.", user_prompt="User goal.", tools=TOOLS, **kwargs
-    )
+    return run_agentic_loop(client, system_prompt="Sys prompt.", user_prompt="User goal.", tools=TOOLS, **kwargs)
 
 
 def test_ndjson_event_stream(server, client):

@@ -12,9 +12,7 @@ from tests.support.chat_server import HttpError, Reply, tool_call
 def _loop(client, executor, **kwargs):
     kwargs.setdefault("max_turns", 5)
     kwargs.setdefault("tool_format", "native")
-    return run_agentic_loop(
-        client, system_prompt="Agent.", user_prompt="Go.", tools=TOOLS, executor=executor, **kwargs
-    )
+    return run_agentic_loop(client, system_prompt="Agent.", user_prompt="Go.", tools=TOOLS, executor=executor, **kwargs)
 
 
 @pytest.mark.parametrize("style", ["vllm", "llamacpp", "ollama", "ollama_batched"])

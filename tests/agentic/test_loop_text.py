@@ -119,9 +119,7 @@ def test_parallel_calls_run_concurrently_and_results_keep_call_order(server, cli
 
 
 def test_unknown_tool_gets_error_listing_known_tools(server, client):
-    server.push(
-        Reply('<tool_call>{"name":"delete_everything","arguments":{}}</tool_call>'), Reply("ok, I stop")
-    )
+    server.push(Reply('<tool_call>{"name":"delete_everything","arguments":{}}</tool_call>'), Reply("ok, I stop"))
     executor = RecordingExecutor()
     result = _loop(client, executor)
     feedback = server.chat_requests[1].messages[-1]["content"]
@@ -152,18 +150,14 @@ def test_missing_required_argument_is_reported_not_executed(server, client):
 
 
 def test_tool_exception_becomes_error_result(server, client):
-    server.push(
-        Reply('<tool_call>{"name":"run","arguments":{"command":"fail"}}</tool_call>'), Reply("it failed")
-    )
+    server.push(Reply('<tool_call>{"name":"run","arguments":{"command":"fail"}}</tool_call>'), Reply("it failed"))
     _loop(client, RecordingExecutor())
     assert "[run] Error: RuntimeError: command failed" in server.chat_requests[1].messages[-1]["content"]
 
 
 def test_max_turns_then_one_final_call(server, client):
     call = '<tool_call>{"name":"run","arguments":{"command":"step %d"}}</tool_call>'
-    server.push(
-        *(Reply(call % i) for i in range(3)), Reply('Final: <tool_call>{"name":"run"}</tool_call>summary')
-    )
+    server.push(*(Reply(call % i) for i in range(3)), Reply('Final: <tool_call>{"name":"run"}</tool_call>summary'))
     executor = RecordingExecutor()
     result = _loop(client, executor, max_turns=3)
     assert len(executor.calls) == 3 and result.turns == 4
@@ -205,9 +199,7 @@ def test_thinking_is_stripped_from_final_but_kept_in_history(server, client):
 
 
 def test_tool_call_inside_thinking_is_not_executed(server, client):
-    server.push(
-        Reply('<think>maybe <tool_call>{"name":"run","arguments":{}}</tool_call></think>No tools needed.')
-    )
+    server.push(Reply('<think>maybe <tool_call>{"name":"run","arguments":{}}</tool_call></think>No tools needed.'))
     executor = RecordingExecutor()
     result = _loop(client, executor)
     assert executor.calls == [] and result.final_text == "No tools needed."
@@ -216,9 +208,7 @@ def test_tool_call_inside_thinking_is_not_executed(server, client):
 def test_huge_tool_result_is_truncated(server, client, tmp_path):
     big = tmp_path / "big.txt"
     big.write_text("x" * 5000)
-    server.push(
-        Reply(f'<tool_call>{{"name":"read_file","arguments":{{"path":"{big}"}}}}</tool_call>'), Reply("ok")
-    )
+    server.push(Reply(f'<tool_call>{{"name":"read_file","arguments":{{"path":"{big}"}}}}</tool_call>'), Reply("ok"))
     _loop(client, RecordingExecutor(), max_result_chars=1000)
     feedback = server.chat_requests[1].messages[-1]["content"]
     assert "[... truncated: 4000 more characters]" in feedback and len(feedback) < 1200

@@ -102,8 +102,7 @@ def test_duplicates_are_dropped_but_different_args_kept():
 
 def test_unclosed_block_stops_at_next_opening():
     text = (
-        '<tool_call>{"name":"run","arguments":{"command":"a"}}\n'
-        '<tool_call>{"name":"run","arguments":{"command":"b"}}'
+        '<tool_call>{"name":"run","arguments":{"command":"a"}}\n<tool_call>{"name":"run","arguments":{"command":"b"}}'
     )
     assert calls(text) == [("run", {"command": "a"}), ("run", {"command": "b"})]
 
@@ -159,9 +158,7 @@ def test_openai_shaped_object_and_flat_arguments():
     text = f'<tool_call>{{"id":"c1","type":"function","function":{fn}}}</tool_call>'
     [item] = parse_tool_calls(text, ALL)
     assert (item.name, item.args, item.id) == ("run", {"command": "x"}, "c1")
-    assert calls('<tool_call>{"name":"read_file","path":"/flat"}</tool_call>') == [
-        ("read_file", {"path": "/flat"})
-    ]
+    assert calls('<tool_call>{"name":"read_file","path":"/flat"}</tool_call>') == [("read_file", {"path": "/flat"})]
 
 
 def test_name_then_json_inside_tags_and_bare_registered_name():
@@ -199,9 +196,7 @@ def test_strip_removes_leftover_tokens():
 
 
 def test_too_many_calls_are_capped():
-    text = "".join(
-        f'<tool_call>{{"name":"run","arguments":{{"command":"c{i}"}}}}</tool_call>' for i in range(100)
-    )
+    text = "".join(f'<tool_call>{{"name":"run","arguments":{{"command":"c{i}"}}}}</tool_call>' for i in range(100))
     items = parse_tool_calls(text, ALL)
     assert len(items) == MAX_CALLS + 1 and isinstance(items[-1], ParseFailure)
 

@@ -95,9 +95,7 @@ def test_system_prompt_sections(tmp_path):
     custom, catalog, tools = prompt.split("\n\n")
     assert custom == "Be brief."
     assert catalog.splitlines()[1] == "- git: Helps with git history. Second line."
-    assert (
-        tools.splitlines()[-1] == "- activate_skill(name): Load the full instructions of an installed skill."
-    )
+    assert tools.splitlines()[-1] == "- activate_skill(name): Load the full instructions of an installed skill."
     assert build_system_prompt("", [], None) == ""
     assert "<tool_call>" not in build_system_prompt("x", TOOLS, skills, tool_format="native")
 

@@ -232,9 +232,7 @@ def test_coder_example_against_a_scripted_backend(cli):
         Reply("app.py has a TODO about reading numbers."),
     ]
     with ChatServer(steps) as server:
-        res = cli(
-            "run", str(REPO / "examples/coder"), "--backend", server.url, "--json", "--", "find", "TODOs"
-        )
+        res = cli("run", str(REPO / "examples/coder"), "--backend", server.url, "--json", "--", "find", "TODOs")
         reqs = server.chat_requests
     assert res.code == 0, res.stderr
     events = [json.loads(line) for line in res.stdout.splitlines()]

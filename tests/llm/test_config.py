@@ -124,9 +124,7 @@ def test_config_makes_a_working_client(server, tmp_path, monkeypatch):
     monkeypatch.setenv("LOOP_KEY", "k-123")
     path = tmp_path / "c.yaml"
     path.write_text(
-        yaml.safe_dump(
-            {"backends": {"loop": {"url": server.url, "model": "test-model", "api_key_env": "LOOP_KEY"}}}
-        )
+        yaml.safe_dump({"backends": {"loop": {"url": server.url, "model": "test-model", "api_key_env": "LOOP_KEY"}}})
     )
     cfg = resolve_backend("loop", config_path=path)
     assert isinstance(cfg, BackendConfig)

@@ -139,8 +139,7 @@ def test_wrong_path_is_not_found(server):
         },
         {
             "object": "error",
-            "message": "This model's maximum context length is 4096 tokens. "
-            "However, you requested 9000 tokens.",
+            "message": "This model's maximum context length is 4096 tokens. However, you requested 9000 tokens.",
             "type": "BadRequestError",
             "code": 400,
         },
@@ -161,9 +160,7 @@ def test_other_400_is_permanent(server, client):
 
 
 def test_quota_429_is_not_retried(server, client):
-    server.push(
-        HttpError(429, {"error": {"message": "You exceeded your quota", "type": "insufficient_quota"}})
-    )
+    server.push(HttpError(429, {"error": {"message": "You exceeded your quota", "type": "insufficient_quota"}}))
     with pytest.raises(PermanentBackendError, match="quota"):
         client.complete(MESSAGES)
 

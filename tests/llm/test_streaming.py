@@ -113,9 +113,7 @@ def test_sse_framing():
 
 def test_accumulator_ollama_calls_all_at_index_zero():
     acc = StreamAccumulator()
-    acc.feed(
-        _chunk({"tool_calls": [{"index": 0, "id": "x1", "function": {"name": "a", "arguments": {"k": 1}}}]})
-    )
+    acc.feed(_chunk({"tool_calls": [{"index": 0, "id": "x1", "function": {"name": "a", "arguments": {"k": 1}}}]}))
     acc.feed(_chunk({"tool_calls": [{"index": 0, "id": "x2", "function": {"name": "b", "arguments": "{}"}}]}))
     result = acc.result()
     assert [(c.id, c.name, c.arguments_json) for c in result.tool_calls] == [

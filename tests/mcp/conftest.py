@@ -74,9 +74,7 @@ def processes_with(text: str) -> list[int]:
         if not entry.isdigit():
             continue
         try:
-            cmdline = (
-                Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-            )
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             state = Path(f"/proc/{entry}/stat").read_text().rsplit(") ", 1)[1][:1]
         except (OSError, IndexError):
             continue

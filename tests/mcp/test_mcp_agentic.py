@@ -34,9 +34,7 @@ def _agent(make_agent, servers, mcp_policy):
 
 
 def test_model_calls_mcp_and_guest_tools_in_one_turn(make_agent, everything, tmp_path):
-    agent = _agent(
-        make_agent, [everything()], {"allow": True, "tools": ["everything:echo", "everything:get-sum"]}
-    )
+    agent = _agent(make_agent, [everything()], {"allow": True, "tools": ["everything:echo", "everything:get-sum"]})
     calls = [
         tool_call("everything__echo", {"message": "one"}, "c1"),
         tool_call("upper", {"text": "two"}, "c2"),
@@ -97,9 +95,6 @@ def test_results_become_model_text():
     image = {"type": "image", "data": "A" * 400, "mime_type": "image/png"}
     result = {"content": [{"type": "text", "text": "a"}, image], "is_error": False}
     assert mcp_tool_result(result).content == "a\n[image image/png, about 300 bytes]"
-    assert (
-        mcp_tool_result({"content": [], "structured_content": {"t": 1}, "is_error": False}).content
-        == '{"t": 1}'
-    )
+    assert mcp_tool_result({"content": [], "structured_content": {"t": 1}, "is_error": False}).content == '{"t": 1}'
     failed = mcp_tool_result({"content": [{"type": "text", "text": "bad"}], "is_error": True})
     assert (failed.content, failed.is_error) == ("Error: bad", True)

@@ -75,9 +75,7 @@ def test_unknown_tool_and_unknown_server_are_not_found_with_the_known_names(make
 def test_names_with_several_servers(make_agent, everything, filesystem, tmp_path):
     servers = [everything("a"), everything("b"), filesystem(tmp_path)]
     agent = plan_agent(make_agent, servers, ALLOW)
-    plan = {
-        "calls": [["b:echo", {"message": "x"}], ["echo", {"message": "y"}], ["list_allowed_directories", {}]]
-    }
+    plan = {"calls": [["b:echo", {"message": "x"}], ["echo", {"message": "y"}], ["list_allowed_directories", {}]]}
     value, _ = run_plan(agent, plan)
     qualified, ambiguous, unique = value["calls"]
     assert texts(qualified["ok"]) == ["Echo: x"]
@@ -198,9 +196,7 @@ def test_no_orphan_processes_after_the_run(make_agent, everything, marker):
         },
     ]
     agent = plan_agent(make_agent, servers, ALLOW)
-    value, _ = run_plan(
-        agent, {"calls": [["plain:echo", {"message": "1"}], ["wrapped:echo", {"message": "2"}]]}
-    )
+    value, _ = run_plan(agent, {"calls": [["plain:echo", {"message": "1"}], ["wrapped:echo", {"message": "2"}]]})
     assert [texts(c["ok"])[0] for c in value["calls"]] == ["Echo: 1", "Echo: 2"]
     deadline = time.monotonic() + 5
     while (processes_with(marker) or processes_with(sleeper)) and time.monotonic() < deadline:

@@ -72,9 +72,7 @@ def test_call_timeout_is_bounded_by_the_run():
 
 def test_parse_defaults_and_values():
     assert parse_mcp_policy(None, DECLARED) == McpPolicy()
-    assert parse_mcp_policy({"mcp": {"allow": True}}, DECLARED, strict=True) == McpPolicy(
-        allow=True, strict=True
-    )
+    assert parse_mcp_policy({"mcp": {"allow": True}}, DECLARED, strict=True) == McpPolicy(allow=True, strict=True)
     parsed = parse_mcp_policy(
         {"mcp": {"allow": True, "servers": ["fs"], "tools": ["fs:read", "fs:read"], "timeout": 5}}, DECLARED
     )
@@ -106,15 +104,11 @@ def test_a_preset_only_tightens():
     preset = parse_preset_mcp({"permissions": {"mcp": {"tools": ["fs:read"], "timeout": 10}}})
     tight = mine.tightened(preset)
     assert tight == McpPolicy(allow=True, tools=("fs:read",), timeout=10.0)
-    assert (
-        not McpPolicy(allow=True)
-        .tightened(parse_preset_mcp({"permissions": {"mcp": {"allow": False}}}))
-        .allow
-    )
+    assert not McpPolicy(allow=True).tightened(parse_preset_mcp({"permissions": {"mcp": {"allow": False}}})).allow
     assert mine.tightened(parse_preset_mcp({"name": "no-mcp-section"})) == mine
-    assert McpPolicy(allow=True).tightened(
-        parse_preset_mcp({"permissions": {"mcp": {"servers": ["fs"]}}})
-    ) == (McpPolicy(allow=True, servers=("fs",)))
+    assert McpPolicy(allow=True).tightened(parse_preset_mcp({"permissions": {"mcp": {"servers": ["fs"]}}})) == (
+        McpPolicy(allow=True, servers=("fs",))
+    )
 
 
 def test_audit_records_and_counts_denials_like_the_engine(tmp_path):

@@ -74,9 +74,7 @@ def harness(agent_root: Path) -> Iterator[Callable[..., Harness]]:
         resolver: Any = None,
         deadline: float = float("inf"),
     ) -> Harness:
-        policy = build_policy(
-            permissions, runtime_fs_mode=mode, agent_root=agent_root, strict=strict, preset=preset
-        )
+        policy = build_policy(permissions, runtime_fs_mode=mode, agent_root=agent_root, strict=strict, preset=preset)
         engine = PolicyEngine(policy, audit, resolver=resolver)
         engines.append(engine)
         return Harness(agent_root, engine, deadline)
@@ -91,9 +89,7 @@ def harness(agent_root: Path) -> Iterator[Callable[..., Harness]]:
 Route = Callable[[BaseHTTPRequestHandler], None]
 
 
-def reply(
-    handler: BaseHTTPRequestHandler, status: int, body: bytes = b"", headers: dict | None = None
-) -> None:
+def reply(handler: BaseHTTPRequestHandler, status: int, body: bytes = b"", headers: dict | None = None) -> None:
     handler.send_response(status)
     for name, value in (headers or {}).items():
         handler.send_header(name, value)

@@ -54,9 +54,7 @@ def test_env_values_and_credentials_never_reach_the_log(harness, tmp_path, monke
     with AuditLog(log) as audit:
         h = harness({"shell": {"allow": True, "env_clear": False}}, audit=audit)
         assert "never-log-me" in h.call("shell.spawn", program="env", args=[])["stdout"]
-        h.engine.record(
-            "network", {"op": "fetch", "headers": {"Authorization": "Bearer tok", "X": "1"}}, True, "r"
-        )
+        h.engine.record("network", {"op": "fetch", "headers": {"Authorization": "Bearer tok", "X": "1"}}, True, "r")
         h.engine.record("shell", {"op": "x", "env": {"KEY": "never-log-me"}}, False, "r")
     text = log.read_text()
     assert "never-log-me" not in text and "Bearer tok" not in text

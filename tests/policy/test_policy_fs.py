@@ -149,10 +149,7 @@ def test_scratch_mode_writes_only_to_a_private_dir_removed_at_close(harness, lay
     assert (scratch / "a.txt").read_text() == "scratch!"
     assert h.call("fs.realpath", path="a.txt") == "a.txt"
     assert h.call("fs.read_text", path=str(layout / "data" / "readme.txt")) == "public data"
-    assert (
-        "writable roots (<scratch>)"
-        in h.fails("fs.write_text", path=str(layout / "out" / "x"), data="").message
-    )
+    assert "writable roots (<scratch>)" in h.fails("fs.write_text", path=str(layout / "out" / "x"), data="").message
     h.engine.close()
     assert not scratch.exists()
 
@@ -193,10 +190,7 @@ def test_all_sixteen_ops_work_inside_the_roots(harness, layout):
     assert not (layout / "out" / "copy.txt").exists() and (layout / "out" / "moved.txt").exists()
     st = h.call("fs.stat", path="out/moved.txt")
     assert st["size"] == 11 and st["is_file"] and not st["is_dir"] and not st["is_symlink"]
-    assert (
-        isinstance(st["mtime"], float)
-        and st["mode"] == (layout / "out" / "moved.txt").stat().st_mode & 0o7777
-    )
+    assert isinstance(st["mtime"], float) and st["mode"] == (layout / "out" / "moved.txt").stat().st_mode & 0o7777
     h.call("fs.remove", path="out/moved.txt")
     h.call("fs.remove", path="out/single", recursive=True)
     h.call("fs.remove", path="out/d1copy", recursive=True)

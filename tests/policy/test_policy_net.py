@@ -61,9 +61,7 @@ def test_numeric_looking_but_invalid_hosts_are_errors(text):
         parse_host(text)
 
 
-@pytest.mark.parametrize(
-    "text", ["example.com", "1.example.com", "deadbeef", "a-b.c", "xn--bcher-kva.example"]
-)
+@pytest.mark.parametrize("text", ["example.com", "1.example.com", "deadbeef", "a-b.c", "xn--bcher-kva.example"])
 def test_names_stay_names(text):
     assert parse_host(text) == text
 
@@ -167,8 +165,7 @@ def test_metadata_message_is_exact(harness):
     with pytest.raises(PermissionDenied) as info:
         h.engine.check_connect("http://169.254.169.254/latest/meta-data/")
     assert (
-        info.value.message
-        == "network: host 169.254.169.254 is in blocked range 169.254.0.0/16 (link-local/metadata)"
+        info.value.message == "network: host 169.254.169.254 is in blocked range 169.254.0.0/16 (link-local/metadata)"
     )
 
 
@@ -224,10 +221,7 @@ def test_name_resolving_to_a_private_address_is_denied(harness):
     h = harness(perms, resolver=fake_resolver(table))
     with pytest.raises(PermissionDenied) as info:
         h.engine.check_connect("http://10.0.0.1.nip.io/")
-    assert (
-        "host 10.0.0.1.nip.io resolves to 10.0.0.1, which is in blocked range 10.0.0.0/8"
-        in info.value.message
-    )
+    assert "host 10.0.0.1.nip.io resolves to 10.0.0.1, which is in blocked range 10.0.0.0/8" in info.value.message
     with pytest.raises(PermissionDenied, match=r"resolves to 10\.0\.0\.1"):  # any bad answer denies
         h.engine.check_connect("http://rebind.example/")
 
@@ -295,9 +289,7 @@ def test_private_networks_reachable_when_block_is_off(harness):
 
 
 def test_ports_in_allowed_ips(harness):
-    h = harness(
-        {"network": {"allow": True, "allowed_ips": ["127.0.0.1:8080", "[::1]:9090", "10.0.0.0/8:443"]}}
-    )
+    h = harness({"network": {"allow": True, "allowed_ips": ["127.0.0.1:8080", "[::1]:9090", "10.0.0.0/8:443"]}})
     h.engine.check_connect("http://127.0.0.1:8080/")
     h.engine.check_connect("http://[::1]:9090/")
     h.engine.check_connect("https://10.2.3.4/")
@@ -423,9 +415,7 @@ def test_redirect_chains_end_at_max_redirects(harness, http_server):
 def test_credentials_are_dropped_when_the_origin_changes(harness, http_server, other_server):
     h = harness(loopback())
     secret = {"Authorization": "Bearer s3cret", "Cookie": "sid=1", "X-Keep": "yes"}
-    result = h.call(
-        "net.fetch", url=http_server.url(f"/redirect?to={other_server.url('/echo')}"), headers=secret
-    )
+    result = h.call("net.fetch", url=http_server.url(f"/redirect?to={other_server.url('/echo')}"), headers=secret)
     sent = json.loads(result["body"])["headers"]
     assert "Authorization" not in sent and "Cookie" not in sent and sent["X-Keep"] == "yes"
     result = h.call("net.fetch", url=http_server.url("/redirect?to=/echo"), headers=secret)
@@ -436,13 +426,9 @@ def test_credentials_are_dropped_when_the_origin_changes(harness, http_server, o
 
 def test_303_turns_a_post_into_a_get(harness, http_server):
     h = harness(loopback())
-    result = h.call(
-        "net.fetch", url=http_server.url("/redirect?status=303&to=/echo"), method="POST", body="x"
-    )
+    result = h.call("net.fetch", url=http_server.url("/redirect?status=303&to=/echo"), method="POST", body="x")
     assert json.loads(result["body"])["method"] == "GET"
-    result = h.call(
-        "net.fetch", url=http_server.url("/redirect?status=307&to=/echo"), method="POST", body="x"
-    )
+    result = h.call("net.fetch", url=http_server.url("/redirect?status=307&to=/echo"), method="POST", body="x")
     assert json.loads(result["body"]) | {"headers": None} == {"method": "POST", "body": "x", "headers": None}
 
 
@@ -519,9 +505,7 @@ def test_bad_fetch_arguments(harness, http_server):
     assert isinstance(h.fails("net.fetch", url=http_server.url("/"), method="TRACE"), InvalidArgument)
     err = h.fails("net.fetch", url=http_server.url("/"), headers={"X": "a\r\nInjected: 1"})
     assert isinstance(err, InvalidArgument) and "line break" in err.message
-    assert isinstance(
-        h.fails("net.fetch", url=http_server.url("/"), headers={"Bad Name": "x"}), InvalidArgument
-    )
+    assert isinstance(h.fails("net.fetch", url=http_server.url("/"), headers={"Bad Name": "x"}), InvalidArgument)
     assert isinstance(h.fails("net.fetch", url=http_server.url("/"), headers=["x"]), InvalidArgument)
     assert isinstance(h.fails("net.fetch"), InvalidArgument)
 

@@ -125,9 +125,7 @@ def test_bad_manifests_name_the_exact_key(agent_root, permissions, fragment):
 
 def test_bad_top_level_values(agent_root):
     assert "permissions: must be a mapping, got list" in error(agent_root, ["network"])
-    assert "runtime_fs_mode: must be one of none, read-only, scratch, read-write" in error(
-        agent_root, None, "rw"
-    )
+    assert "runtime_fs_mode: must be one of none, read-only, scratch, read-write" in error(agent_root, None, "rw")
 
 
 def test_null_values_mean_the_default(agent_root):
@@ -221,9 +219,7 @@ def test_preset_host_lists_restrict_an_open_manifest(agent_root):
     preset = {"permissions": {"network": {"allowed_domains": ["*.example.com"]}}}
     policy = build(agent_root, {"network": {"allow": True}}, preset=preset)
     assert policy.net.restrict_hosts and [r.spec for r in policy.net.allowed_domains] == ["*.example.com"]
-    disjoint = build(
-        agent_root, {"network": {"allow": True, "allowed_domains": ["example.com"]}}, preset=preset
-    )
+    disjoint = build(agent_root, {"network": {"allow": True, "allowed_domains": ["example.com"]}}, preset=preset)
     assert disjoint.net.restrict_hosts and disjoint.net.allowed_domains == ()  # apex not under *.example.com
 
 
@@ -333,9 +329,7 @@ def test_schema_documents_exactly_the_parsed_keys():
         assert set(sections[name]["properties"]) == set(keys), name
     assert sorted(schema["properties"]["runtime_fs_mode"]["enum"]) == sorted(FS_MODES)
     defaults = Policy(agent_root=Path("/"))
-    assert (
-        sections["network"]["properties"]["max_response_bytes"]["default"] == defaults.net.max_response_bytes
-    )
+    assert sections["network"]["properties"]["max_response_bytes"]["default"] == defaults.net.max_response_bytes
     assert sections["shell"]["properties"]["max_output"]["default"] == defaults.shell.max_output
     assert sections["limits"]["properties"]["timeout"]["default"] == defaults.limits.timeout
     assert sections["limits"]["properties"]["memory_mb"]["default"] == defaults.limits.memory_mb

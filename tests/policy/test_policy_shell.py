@@ -95,9 +95,7 @@ def test_parser_syntax_errors(source):
         parse(source)
 
 
-@pytest.mark.parametrize(
-    "source", ["cat <<EOF\nx\nEOF", "f() { a; }", "for i in 1; do a; done", "echo $((1))"]
-)
+@pytest.mark.parametrize("source", ["cat <<EOF\nx\nEOF", "f() { a; }", "for i in 1; do a; done", "echo $((1))"])
 def test_parser_refuses_what_it_does_not_follow(source):
     with pytest.raises(Uncertain):
         parse(source)

@@ -135,9 +135,7 @@ def attack(agent_dir: Callable[[], Path]) -> Callable[..., Outcome]:
 Route = Callable[[BaseHTTPRequestHandler], None]
 
 
-def reply(
-    handler: BaseHTTPRequestHandler, status: int, body: bytes = b"", headers: dict | None = None
-) -> None:
+def reply(handler: BaseHTTPRequestHandler, status: int, body: bytes = b"", headers: dict | None = None) -> None:
     handler.send_response(status)
     for name, value in (headers or {}).items():
         handler.send_header(name, value)

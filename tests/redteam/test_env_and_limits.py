@@ -93,9 +93,7 @@ def test_undeclared_host_env_is_invisible_through_the_cli_even_via_the_shell(cli
 )
 def test_runaway_cpu_hits_the_wall_clock_deadline(attack, source):
     started = time.monotonic()
-    with pytest.raises(
-        LimitExceeded, match=r"wall-clock deadline exceeded \(permissions.limits.timeout\)"
-    ) as info:
+    with pytest.raises(LimitExceeded, match=r"wall-clock deadline exceeded \(permissions.limits.timeout\)") as info:
         attack(source=source, permissions={"filesystem": {"read": ["."]}, **limits(timeout=1)})
     assert info.value.exit_code == ExitCode.LIMIT_EXCEEDED
     assert time.monotonic() - started < 10
@@ -103,9 +101,7 @@ def test_runaway_cpu_hits_the_wall_clock_deadline(attack, source):
 
 def test_fuel_meters_a_busy_loop(attack):
     with pytest.raises(LimitExceeded, match="fuel exhausted"):
-        attack(
-            source="export default () => { let i = 0; for (;;) i++; }", permissions=limits(fuel=10_000_000)
-        )
+        attack(source="export default () => { let i = 0; for (;;) i++; }", permissions=limits(fuel=10_000_000))
 
 
 def test_never_settling_promise_is_reported_not_waited_on(attack):
@@ -160,8 +156,7 @@ def test_uncaught_memory_bomb_fails_the_run_with_the_cause(attack):
     [
         "export default () => { for (;;) print('flood '.repeat(100)); }",
         "export default () => { for (;;) console.error('flood '.repeat(100)); }",
-        "export default () => { const b = new Uint8Array(65536).fill(65); "
-        "for (;;) Javy.IO.writeSync(1, b); }",
+        "export default () => { const b = new Uint8Array(65536).fill(65); for (;;) Javy.IO.writeSync(1, b); }",
     ],
     ids=["stdout", "stderr", "raw-write"],
 )

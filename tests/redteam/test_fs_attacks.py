@@ -64,9 +64,7 @@ def test_read_escape_is_denied(attack, layout, path, rule, fragment):
     assert_denied(out, rule, fragment, capability="filesystem")
     assert SECRET not in json.dumps(out.value)
     if "{outside}" not in path:
-        assert (
-            str(outside) not in out.value["message"]
-        )  # denials quote the guest's path, never the resolved one
+        assert str(outside) not in out.value["message"]  # denials quote the guest's path, never the resolved one
     assert snapshot(root.parent) == before
 
 
@@ -102,9 +100,7 @@ def test_absolute_etc_passwd_and_listing_root_are_denied(attack, layout):
     out = attack(body, FS_POLICY, root=root)
     results = out.value["value"]
     assert [r["ok"] for r in results] == [False] * 5, results
-    assert all(
-        r["name"] == "PermissionDenied" and "outside the readable roots" in r["message"] for r in results
-    )
+    assert all(r["name"] == "PermissionDenied" and "outside the readable roots" in r["message"] for r in results)
     assert [e["rule"] for e in out.denied] == ["filesystem.outside-roots"] * 5
 
 
@@ -128,9 +124,7 @@ def test_prefix_confusion_between_absolute_sibling_roots(attack, agent_dir, tmp_
     out = attack(body, {"filesystem": {"read": [base]}})
     value = out.value["value"]
     assert value[0] == "fine"
-    assert all(v.startswith("PermissionDenied: ") and "outside the readable roots" in v for v in value[1:]), (
-        value
-    )
+    assert all(v.startswith("PermissionDenied: ") and "outside the readable roots" in v for v in value[1:]), value
     assert SECRET not in json.dumps(out.value)
     assert [e["rule"] for e in out.denied] == ["filesystem.outside-roots"] * 4
 
@@ -286,9 +280,7 @@ def test_read_only_mode_refuses_every_write_to_a_write_root(attack, layout):
     out = attack(body, FS_POLICY, root=root, manifest={"runtime_fs_mode": "read-only"})
     content, results = out.value["value"]
     assert content == "written by the agent"
-    assert all(r.startswith("PermissionDenied: ") and "runtime_fs_mode read-only" in r for r in results), (
-        results
-    )
+    assert all(r.startswith("PermissionDenied: ") and "runtime_fs_mode read-only" in r for r in results), results
     assert {e["rule"] for e in out.denied} == {"filesystem.read-only"}
     assert snapshot(root.parent) == before
 

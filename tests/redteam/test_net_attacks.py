@@ -148,9 +148,7 @@ def test_manifest_redirect_cap_is_enforced(attack, server):
 def test_credentials_are_stripped_when_a_redirect_changes_origin(attack, server, server2):
     server.redirect_to["0"] = server2.url("/echo")
     server.redirect_to["1"] = "/echo"
-    policy = {
-        "network": {"allow": True, "allowed_ips": [f"127.0.0.1:{server.port}", f"127.0.0.1:{server2.port}"]}
-    }
+    policy = {"network": {"allow": True, "allowed_ips": [f"127.0.0.1:{server.port}", f"127.0.0.1:{server2.port}"]}}
     headers = {"Authorization": "Bearer s3cr3t-token", "Cookie": "session=s3cr3t-cookie", "X-Trace": "keep"}
     body = f"""
     const cross = JSON.parse(await http_get({js(server.url("/redirect/0"))}, {js(headers)}));

@@ -200,9 +200,7 @@ def test_blacklist_evasion_is_caught(attack, agent_dir, tmp_path, command):
     os.symlink("/bin/rm", tmp_path / "innocent")
     out = attack(run(command.format(link=tmp_path / "innocent")), shell(blacklist=["rm"]), root=root)
     # A link to rm is caught by its resolved file; the message then names the link as given.
-    fragment = (
-        "matches blacklist entry" if "myrm" in command or "{link}" in command else "blacklist entry 'rm'"
-    )
+    fragment = "matches blacklist entry" if "myrm" in command or "{link}" in command else "blacklist entry 'rm'"
     assert_denied(out, "shell.blacklist", fragment)
     assert (root / "victim").read_text() == "keep me"
 
@@ -290,9 +288,7 @@ def test_run_deadline_bounds_a_shell_call_and_kills_it(attack, agent_dir):
     root = agent_dir()
     started = time.monotonic()
     with pytest.raises(LimitExceeded, match="wall-clock deadline"):
-        attack(
-            run("echo $$ > pids; exec sleep 30"), {**shell(timeout=60), "limits": {"timeout": 1}}, root=root
-        )
+        attack(run("echo $$ > pids; exec sleep 30"), {**shell(timeout=60), "limits": {"timeout": 1}}, root=root)
     assert time.monotonic() - started < 8
     assert wait_dead(read_pids(root / "pids")) == []
 

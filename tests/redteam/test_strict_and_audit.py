@@ -82,12 +82,8 @@ def test_strict_refuses_shell_without_a_whitelist(cli, agent_dir):
     res = cli("run", str(root), "--strict")
     assert res.code == 3
     run_msg, spawn_msg = result(res)["value"]
-    assert (
-        run_msg == "PermissionDenied: shell: command refused: --strict requires permissions.shell.whitelist"
-    )
-    assert (
-        spawn_msg == "PermissionDenied: shell: spawn refused: --strict requires permissions.shell.whitelist"
-    )
+    assert run_msg == "PermissionDenied: shell: command refused: --strict requires permissions.shell.whitelist"
+    assert spawn_msg == "PermissionDenied: shell: spawn refused: --strict requires permissions.shell.whitelist"
     assert "denied 2 requests" in res.stderr
     assert not (root / "pwned").exists() and not (root / "pwned2").exists()
     control = agent(agent_dir(), body, perms)
@@ -131,9 +127,7 @@ def test_strict_applies_host_lists_and_honours_an_explicit_loopback_entry(cli, a
     assert res.code == 3
     assert result(res)["message"] == f"network: host svc.test port {server.port} is not in allowed_domains"
     assert server.requests == []
-    named = agent(
-        agent_dir(), body, {"network": {"allow": True, "allowed_ips": [f"127.0.0.1:{server.port}"]}}
-    )
+    named = agent(agent_dir(), body, {"network": {"allow": True, "allowed_ips": [f"127.0.0.1:{server.port}"]}})
     res = cli("run", str(named), "--strict")
     assert (res.code, result(res)) == (0, {"ok": True, "value": "hello from loopback"})
 

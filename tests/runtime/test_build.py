@@ -92,9 +92,7 @@ def test_artifact_for_another_engine_build_is_refused(make_agent, cli, tmp_path)
     assert cli("build", str(agent), "-o", str(out)).code == 0
     art = artifact.decode(out.read_bytes(), "a")
     forged = tmp_path / "forged.wasm"
-    forged.write_bytes(
-        artifact.encode(artifact.Artifact("0" * 64, art.entry, art.manifest_text, art.modules))
-    )
+    forged.write_bytes(artifact.encode(artifact.Artifact("0" * 64, art.entry, art.manifest_text, art.modules)))
     with pytest.raises(InvalidModule, match="different JS engine build"):
         run_captured(forged)
 

@@ -60,9 +60,7 @@ def test_memory_bomb_is_a_catchable_out_of_memory(make_agent):
 
 def test_uncaught_memory_bomb_fails_the_run(make_agent):
     agent = make_agent(
-        {
-            "main.js": "export default () => { const a = []; for (;;) a.push('x'.repeat(1 << 20) + a.length); }"
-        },
+        {"main.js": "export default () => { const a = []; for (;;) a.push('x'.repeat(1 << 20) + a.length); }"},
         **_limits(memory_mb=48),
     )
     with pytest.raises(AgentFailed, match="out of memory"):

@@ -50,9 +50,7 @@ def test_non_function_default_export_is_the_result(make_agent):
 
 def test_set_result_takes_precedence_over_return(make_agent):
     agent = make_agent(
-        {
-            "main.js": "export default async function () { set_result({via: 'set_result'}); return 'returned'; }"
-        }
+        {"main.js": "export default async function () { set_result({via: 'set_result'}); return 'returned'; }"}
     )
     assert run_captured(agent).result.value == {"via": "set_result"}
 
@@ -117,9 +115,7 @@ def test_required_env_missing_fails_before_agent_code_runs(make_agent):
     ],
 )
 def test_import_rules(make_agent, specifier, fragment):
-    agent = make_agent(
-        {"main.js": f'import x from "{specifier}";\nexport default () => x;', "data.json": "{}"}
-    )
+    agent = make_agent({"main.js": f'import x from "{specifier}";\nexport default () => x;', "data.json": "{}"})
     with pytest.raises(AgentFailed) as info:
         run_captured(agent)
     assert info.value.name == "ModuleError"

@@ -70,9 +70,7 @@ def agents(tmp_path: Path) -> dict[str, Path]:
         ),
     }
     trap = tmp_path / "trap.wasm"
-    trap.write_bytes(
-        wasmtime.wat2wasm('(module (memory (export "memory") 1) (func (export "_start") unreachable))')
-    )
+    trap.write_bytes(wasmtime.wat2wasm('(module (memory (export "memory") 1) (func (export "_start") unreachable))'))
     out["trap"] = trap
     return out
 
@@ -99,9 +97,7 @@ def test_lists_agents_as_tools(agents):
     async def body(client):
         return (await client.list_tools()).tools
 
-    tools = {
-        t.name: t for t in with_client(serve_params(agents["greet"], agents["double"], agents["trap"]), body)
-    }
+    tools = {t.name: t for t in with_client(serve_params(agents["greet"], agents["double"], agents["trap"]), body)}
     assert list(tools) == ["greet", "double", "trap"]
     assert tools["greet"].description == "Greets whoever is named"
     assert tools["greet"].input_schema == {
@@ -144,9 +140,7 @@ def test_custom_input_schema_arguments_and_validation(agents):
 
     good, bad, wrong = with_client(serve_params(agents["double"], agents["greet"]), body)
     assert (good.is_error, text_of(good)) == (False, ["42"])
-    assert bad.is_error and text_of(bad) == [
-        "double: invalid arguments at n: 'many' is not of type 'integer'"
-    ]
+    assert bad.is_error and text_of(bad) == ["double: invalid arguments at n: 'many' is not of type 'integer'"]
     assert wrong.is_error and text_of(wrong) == ["greet: 'args' must be a list of strings"]
 
 
@@ -194,9 +188,7 @@ def test_concurrent_calls_each_get_their_own_sandbox(agents):
         return results
 
     results = with_client(serve_params(agents["greet"]), body)
-    assert {i: json.loads(text_of(r)[0])["greeting"] for i, r in results.items()} == {
-        i: f"hello {i}" for i in range(4)
-    }
+    assert {i: json.loads(text_of(r)[0])["greeting"] for i, r in results.items()} == {i: f"hello {i}" for i in range(4)}
 
 
 def test_stdout_carries_only_protocol_frames(agents):

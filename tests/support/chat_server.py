@@ -239,9 +239,7 @@ class _Handler(BaseHTTPRequestHandler):
             if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
                 self._json(404, {"error": {"message": f"no route {self.path}", "type": "not_found"}})
             elif not isinstance(body, dict):
-                self._json(
-                    400, {"error": {"message": "body must be a JSON object", "type": "invalid_request"}}
-                )
+                self._json(400, {"error": {"message": "body must be a JSON object", "type": "invalid_request"}})
             else:
                 self._serve(req, body)
         finally:

@@ -48,9 +48,7 @@ def requests_for(server: Any, marker: str) -> list[RecordedRequest]:
     return [r for r in server.chat_requests if marker in first_user_message(r)]
 
 
-def write_workflow(
-    root: Path, agents: dict[str, dict[str, str]], tasks: list[dict[str, Any]], **top: Any
-) -> Path:
+def write_workflow(root: Path, agents: dict[str, dict[str, str]], tasks: list[dict[str, Any]], **top: Any) -> Path:
     """``agents`` maps member -> files of a script agent (manifest added unless given)."""
     root.mkdir(parents=True, exist_ok=True)
     for member, files in agents.items():

@@ -11,10 +11,7 @@ from tests.team.helpers import load_state, requests_for, route, tasks_by_id, tex
 
 WORKFLOW = REPO / "examples/team/workflow.yaml"
 
-SPEC = (
-    "# wordfreq\nUsage: wordfreq FILE\nPrints the ten most frequent words with counts.\n"
-    "Empty file: prints nothing."
-)
+SPEC = "# wordfreq\nUsage: wordfreq FILE\nPrints the ten most frequent words with counts.\nEmpty file: prints nothing."
 CODE = "import collections, sys\nwords = open(sys.argv[1]).read().lower().split()\n"
 DOCS = "Run `wordfreq notes.txt` to see the ten most frequent words."
 

@@ -93,9 +93,7 @@ def test_failure_skips_dependents_and_the_cli_exits_1(tmp_path, cli):
     lines = res.stdout.splitlines()
     assert lines[0].startswith("workflow test-team: 4 task(s), 1 done, 1 failed, 2 skipped")
     assert lines[1].split()[:3] == ["failed", "build", "bad"] and "Error: the build broke" in lines[1]
-    assert lines[2].split()[:3] == ["skipped", "test", "ok"] and lines[2].endswith(
-        "dependency 'build' failed"
-    )
+    assert lines[2].split()[:3] == ["skipped", "test", "ok"] and lines[2].endswith("dependency 'build' failed")
     assert "✗ build [bad] failed: " in res.stderr
 
 
@@ -168,8 +166,7 @@ def test_spawn_validation_ids_and_per_task_cap(tmp_path):
         "NotFound: tasks.spawn: assignee 'qa' is not a member of the team (boss, w)",
         "NotFound: tasks.spawn: depends_on names unknown task 'nope'",
         "InvalidArgument: tasks.spawn: 'title' must be a non-empty string",
-        "InvalidArgument: tasks.spawn: unknown field 'priority' "
-        "(fields: assignee, depends_on, description, id, title)",
+        "InvalidArgument: tasks.spawn: unknown field 'priority' (fields: assignee, depends_on, description, id, title)",
         "InvalidArgument: tasks.spawn: a task with id 'root' already exists",
         "write-docs",
         "write-docs-2",
@@ -236,9 +233,7 @@ VICTIM = {"main.js": "export default () => { memory.set('note', 'original'); ret
 
 
 def test_a_member_cannot_write_another_members_keys(tmp_path):
-    path = write_workflow(
-        tmp_path, {"victim": VICTIM, "me": ISOLATION}, [task("v", "victim"), task("m", "me", "v")]
-    )
+    path = write_workflow(tmp_path, {"victim": VICTIM, "me": ISOLATION}, [task("v", "victim"), task("m", "me", "v")])
     result = _run(path, tmp_path / "state")
     assert result.task("m").result == {
         "own": '"mine"',
@@ -271,10 +266,7 @@ def test_spawn_outside_a_workflow_is_denied_and_plain_runs_have_no_team(tmp_path
     bus = TeamBus(["solo", "peer"])
     sink = []
     result = run_agent(agent, RunOptions(team=TeamContext("solo", bus), stdout=sink.append, host_env={}))
-    assert (
-        result.value
-        == "PermissionDenied: tasks.spawn is only available to a task of a workflow run (hugind team)"
-    )
+    assert result.value == "PermissionDenied: tasks.spawn is only available to a task of a workflow run (hugind team)"
     assert bus.all() == {"solo/k": 1}
     assert bus.receive("peer") == [{"from": "solo", "to": "peer", "content": "hi"}]
     plain = run_agent(agent, RunOptions(stdout=sink.append, host_env={}))

@@ -21,9 +21,7 @@ def _load(tmp_path: Path, tasks: list[dict], **top) -> None:
 
 
 def test_a_valid_workflow_loads_with_paths_relative_to_the_file(tmp_path):
-    path = write_workflow(
-        tmp_path / "wf", {"a": ASK}, [task("t1", "a"), task("t2", "a", "t1")], max_parallel=2
-    )
+    path = write_workflow(tmp_path / "wf", {"a": ASK}, [task("t1", "a"), task("t2", "a", "t1")], max_parallel=2)
     wf = load_workflow(path)
     assert wf.name == "test-team" and wf.max_parallel == 2
     assert wf.agents == {"a": (tmp_path / "wf" / "agents" / "a").resolve()}
@@ -43,9 +41,7 @@ def test_self_dependency_is_a_cycle(tmp_path):
 
 
 def test_unknown_assignee_is_rejected(tmp_path):
-    with pytest.raises(
-        ManifestError, match=r"task 'review': assignee 'qa' is not an agent of the workflow \(a, b\)"
-    ):
+    with pytest.raises(ManifestError, match=r"task 'review': assignee 'qa' is not an agent of the workflow \(a, b\)"):
         _load(tmp_path, [task("build", "a"), task("review", "qa", "build")])
 
 

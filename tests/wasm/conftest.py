@@ -30,9 +30,7 @@ REACTOR_FLAGS = ("-mexec-model=reactor",)
 class WasmBuilder:
     def __init__(self, cache: Path) -> None:
         self.cache = cache
-        self.sdk_digest = hashlib.sha256(
-            b"".join(p.read_bytes() for p in sorted(SDK.glob("*.h")))
-        ).hexdigest()
+        self.sdk_digest = hashlib.sha256(b"".join(p.read_bytes() for p in sorted(SDK.glob("*.h")))).hexdigest()
 
     def build(self, source: Path, *, command: bool = False) -> Path:
         """Compile ``source`` to wasm32-wasi: a reactor (hugind_main) or, with ``command``, a WASI command."""

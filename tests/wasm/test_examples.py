@@ -75,9 +75,7 @@ def _js_twin(make_agent, wasm_agent: Path, js: str) -> Path:
 def test_denied_read_fails_exactly_like_the_js_runtime(example_agent, make_agent, path):
     wasm = example_agent("wasm-files")
     (wasm.parent / "secret.txt").write_text("top secret\n")
-    js = _js_twin(
-        make_agent, wasm, f"export default function () {{ return fs.read_text({json.dumps(path)}); }}"
-    )
+    js = _js_twin(make_agent, wasm, f"export default function () {{ return fs.read_text({json.dumps(path)}); }}")
 
     with pytest.raises(AgentFailed) as c_err:
         run_captured(wasm, path)

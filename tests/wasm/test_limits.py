@@ -36,9 +36,7 @@ def test_manifest_timeout_applies_too(guest_agent):
 def test_fuel_exhaustion(guest_agent, cli):
     run = cli("run", str(guest_agent("limits")), "--fuel", "100000", "--", "loop")
     assert run.code == 4
-    assert run.stderr.strip() == (
-        "hugind: error: run stopped: fuel exhausted (100000 units, permissions.limits.fuel)"
-    )
+    assert run.stderr.strip() == ("hugind: error: run stopped: fuel exhausted (100000 units, permissions.limits.fuel)")
 
 
 def test_deep_recursion_is_a_stack_overflow_trap(guest_agent, cli):

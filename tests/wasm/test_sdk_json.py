@@ -11,9 +11,7 @@ from hypothesis import strategies as st
 
 from tests.runtime.helpers import run_captured
 
-SETTINGS = settings(
-    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+SETTINGS = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 NO_SURROGATES = st.text(st.characters(exclude_categories=["Cs"]), max_size=40)
 
 

@@ -68,9 +68,7 @@ def args_from(value: Any, raw: str, name: str) -> dict[str, Any] | ParseFailure:
         except (LenientJSONError, RecursionError) as exc:
             return ParseFailure(clip(raw), f"arguments of '{name}' are not valid JSON ({exc})", name)
     if not isinstance(value, Mapping):
-        return ParseFailure(
-            clip(raw), f"arguments of '{name}' must be a JSON object, got {type(value).__name__}", name
-        )
+        return ParseFailure(clip(raw), f"arguments of '{name}' must be a JSON object, got {type(value).__name__}", name)
     return {str(k): v for k, v in value.items()}
 
 

@@ -38,9 +38,7 @@ def find_function_blocks(text: str, ctx: Ctx) -> list[Span]:
         body_end = close if close >= 0 else limit
         end = close + len(_CLOSE) if close >= 0 else limit
         raw = text[match.start() : end]
-        spans.append(
-            Span(match.start(), end, [_one_call(match.group(1), text[match.end() : body_end], raw, ctx)])
-        )
+        spans.append(Span(match.start(), end, [_one_call(match.group(1), text[match.end() : body_end], raw, ctx)]))
     return spans
 
 

@@ -67,9 +67,7 @@ def parse_call_colon(text: str, raw: str) -> list[CallItem]:
             try:
                 value, pos = parse_value(text, pos, close_truncated=True)
             except (LenientJSONError, RecursionError) as exc:
-                items.append(
-                    ParseFailure(clip(raw), f"arguments of '{name}' could not be read ({exc})", name)
-                )
+                items.append(ParseFailure(clip(raw), f"arguments of '{name}' could not be read ({exc})", name))
                 break
             args = args_from(value, raw, name)
             items.append(args if isinstance(args, ParseFailure) else ParsedCall(name, args, clip(raw)))

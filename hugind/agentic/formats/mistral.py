@@ -42,9 +42,7 @@ def _segment(text: str, pos: int, limit: int) -> tuple[list[CallItem], int]:
             try:
                 value, pos = parse_value(segment, pos, close_truncated=True)
             except (LenientJSONError, RecursionError) as exc:
-                items.append(
-                    ParseFailure(clip(text[start:limit]), f"invalid JSON after [TOOL_CALLS] ({exc})")
-                )
+                items.append(ParseFailure(clip(text[start:limit]), f"invalid JSON after [TOOL_CALLS] ({exc})"))
                 return items, limit
             raw = clip(text[start:pos])
             for entry in value if isinstance(value, list) else [value]:
@@ -59,9 +57,7 @@ def _segment(text: str, pos: int, limit: int) -> tuple[list[CallItem], int]:
             value, pos = parse_value(segment, named.end(), close_truncated=True)
         except (LenientJSONError, RecursionError) as exc:
             items.append(
-                ParseFailure(
-                    clip(text[start:limit]), f"arguments of '{name}' are not valid JSON ({exc})", name
-                )
+                ParseFailure(clip(text[start:limit]), f"arguments of '{name}' are not valid JSON ({exc})", name)
             )
             return items, limit
         raw = text[start:pos]

@@ -80,7 +80,6 @@ def _literal(node: ast.AST) -> Any:
         return [_literal(e) for e in node.elts]
     if isinstance(node, ast.Dict):
         return {
-            str(_literal(k)) if k is not None else "": _literal(v)
-            for k, v in zip(node.keys, node.values, strict=True)
+            str(_literal(k)) if k is not None else "": _literal(v) for k, v in zip(node.keys, node.values, strict=True)
         }
     return ast.literal_eval(node)

@@ -18,11 +18,7 @@ def schema_types(schema: Mapping[str, Any] | None) -> list[str]:
         return []
     kind = schema.get("type")
     types = (
-        [kind]
-        if isinstance(kind, str)
-        else [t for t in kind if isinstance(t, str)]
-        if isinstance(kind, list)
-        else []
+        [kind] if isinstance(kind, str) else [t for t in kind if isinstance(t, str)] if isinstance(kind, list) else []
     )
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
