@@ -13,10 +13,9 @@ import json
 import shutil
 import ssl
 import subprocess
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +25,7 @@ from hugind.errors import HostCallError
 from hugind.host import fs, net, shell
 from hugind.host.registry import HostContext
 from hugind.policy import AuditLog, PolicyEngine, build_policy
+from tests.support.http_server import RecordingServer, Route, reply  # noqa: F401
 
 OPS = {op.name: op for op in (*fs.OPS, *shell.OPS, *net.OPS)}
 
@@ -84,61 +84,9 @@ def harness(agent_root: Path) -> Iterator[Callable[..., Harness]]:
         engine.close()
 
 
-# --- a loopback HTTP server with scripted routes ------------------------------------
+# --- a loopback HTTP server with scripted routes (tests/support/http_server.py) -----
 
-Route = Callable[[BaseHTTPRequestHandler], None]
-
-
-def reply(handler: BaseHTTPRequestHandler, status: int, body: bytes = b"", headers: dict | None = None) -> None:
-    handler.send_response(status)
-    for name, value in (headers or {}).items():
-        handler.send_header(name, value)
-    if "Content-Length" not in (headers or {}) and "Transfer-Encoding" not in (headers or {}):
-        handler.send_header("Content-Length", str(len(body)))
-    handler.end_headers()
-    if body and handler.command != "HEAD":
-        handler.wfile.write(body)
-
-
-class Server:
-    def __init__(self) -> None:
-        self.routes: dict[str, Route] = {}
-        self.requests: list[dict[str, Any]] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _any(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                path = self.path.split("?")[0]
-                server.requests.append(
-                    {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": body}
-                )
-                route = server.routes.get(path)
-                if route is None:
-                    reply(self, 404, b"no route")
-                else:
-                    route(self)
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _any
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
-
-    def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+Server = RecordingServer
 
 
 @functools.cache

@@ -15,15 +15,15 @@ import ipaddress
 import itertools
 import json
 import socket
-import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.redteam.helpers import NetViolation, Outcome, run_attack
+from tests.support.http_server import RecordingServer, reply
 
 # --- the network guard -------------------------------------------------------------
 
@@ -132,60 +132,13 @@ def attack(agent_dir: Callable[[], Path]) -> Callable[..., Outcome]:
 
 # --- loopback HTTP servers -------------------------------------------------------------
 
-Route = Callable[[BaseHTTPRequestHandler], None]
 
-
-def reply(handler: BaseHTTPRequestHandler, status: int, body: bytes = b"", headers: dict | None = None) -> None:
-    handler.send_response(status)
-    for name, value in (headers or {}).items():
-        handler.send_header(name, value)
-    if "Content-Length" not in (headers or {}):
-        handler.send_header("Content-Length", str(len(body)))
-    handler.end_headers()
-    if body and handler.command != "HEAD":
-        handler.wfile.write(body)
-
-
-class Server:
-    """An HTTP server on 127.0.0.1 that records every request it gets."""
+class Server(RecordingServer):
+    """The shared recording server, with the routes the attacks aim at."""
 
     def __init__(self) -> None:
-        self.routes: dict[str, Route] = {}
-        self.requests: list[dict[str, Any]] = []
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def _any(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = self.rfile.read(length) if length else b""
-                server.requests.append(
-                    {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": body}
-                )
-                route = server.routes.get(self.path.split("?")[0])
-                if route is None:
-                    reply(self, 404, b"no route")
-                else:
-                    route(self)
-
-            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _any
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.port: int = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
-        self.thread.start()
+        super().__init__()
         self._standard_routes()
-
-    def url(self, path: str = "/") -> str:
-        return f"http://127.0.0.1:{self.port}{path}"
-
-    def paths(self) -> list[str]:
-        return [r["path"] for r in self.requests]
 
     def _standard_routes(self) -> None:
         def hello(h: BaseHTTPRequestHandler) -> None:
@@ -239,10 +192,6 @@ class Server:
             }
         )
         self.routes.update({f"/redirect/{i}": redirect for i in range(8)})
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 _BOMB: list[bytes] = []

@@ -1,0 +1,70 @@
+"""A plain HTTP server on 127.0.0.1 with scripted routes that records every request.
+
+Shared by the policy tests and the red-team suite: both need to prove what a
+server did (or did not) receive.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+Route = Callable[[BaseHTTPRequestHandler], None]
+
+
+def reply(handler: BaseHTTPRequestHandler, status: int, body: bytes = b"", headers: dict | None = None) -> None:
+    handler.send_response(status)
+    for name, value in (headers or {}).items():
+        handler.send_header(name, value)
+    if "Content-Length" not in (headers or {}) and "Transfer-Encoding" not in (headers or {}):
+        handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    if body and handler.command != "HEAD":
+        handler.wfile.write(body)
+
+
+class RecordingServer:
+    """Routes by path (query ignored); unknown paths get 404."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.requests: list[dict[str, Any]] = []
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def _any(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length) if length else b""
+                server.requests.append(
+                    {"method": self.command, "path": self.path, "headers": dict(self.headers), "body": body}
+                )
+                route = server.routes.get(self.path.split("?")[0])
+                if route is None:
+                    reply(self, 404, b"no route")
+                else:
+                    route(self)
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _any
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port: int = self.httpd.server_address[1]
+        self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
+        self.thread.start()
+
+    def url(self, path: str = "/") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def paths(self) -> list[str]:
+        return [r["path"] for r in self.requests]
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
