@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from hugind import __version__
 from hugind.errors import ExitCode, HugindError
+
+if TYPE_CHECKING:
+    from hugind.mcp import McpHub
 
 app = typer.Typer(
     add_completion=False,
@@ -81,14 +84,17 @@ def check(
 ) -> None:
     """Validate an agent's manifest and print its effective policy."""
     from hugind.manifest import load_agent
+    from hugind.mcp import McpHub
     from hugind.run import RunOptions, make_policy
 
     try:
         loaded = load_agent(agent)
         engine = make_policy(loaded, RunOptions(strict=strict, policy_file=policy))
+        hub = McpHub.for_agent(loaded, strict=strict, host_env={}, policy_file=policy)
     except HugindError as err:
         raise _fail(err) from None
     manifest = loaded.manifest
+    mcp_lines = _describe_mcp(hub)
     if as_json:
         doc = {
             "agent": manifest.name,
@@ -97,14 +103,36 @@ def check(
             "entry_point": manifest.entry_point,
             "env": [{"name": v.name, "required": v.required} for v in manifest.env],
             "policy": engine.to_json(),
+            "mcp": {
+                "servers": hub.declared,
+                "allow": hub.policy.allow,
+                "allowed_servers": list(hub.policy.servers) if hub.policy.servers is not None else None,
+                "allowed_tools": list(hub.policy.tools) if hub.policy.tools is not None else None,
+                "timeout": hub.policy.timeout,
+            },
         }
         typer.echo(json.dumps(doc, indent=2))
         return
     typer.echo(f"agent {manifest.name} ({manifest.mode}, {loaded.runtime}): {manifest.entry_point}")
     env = ", ".join(f"{v.name}{' (required)' if v.required else ''}" for v in manifest.env) or "none"
     typer.echo(f"env passed to the agent: {env}")
-    for line in engine.describe():
+    for line in [*engine.describe(), *mcp_lines]:
         typer.echo(line)
+
+
+def _describe_mcp(hub: McpHub) -> list[str]:
+    if not hub.declared:
+        return ["mcp: no servers declared"]
+    servers = ", ".join(hub.declared)
+    policy = hub.policy
+    if not policy.allow:
+        return [f"mcp: servers declared ({servers}) but none allowed (permissions.mcp.allow is not true)"]
+    allowed = [d for d in hub.declared if policy.decide_server(d).allowed]
+    lines = [f"mcp: servers {servers}; allowed: {', '.join(allowed) or 'none'}"]
+    if policy.tools is not None:
+        lines.append(f"  tools: only {', '.join(policy.tools)}")
+    lines.append(f"  timeout {policy.timeout:g} s per call")
+    return lines
 
 
 @app.command()

@@ -100,3 +100,38 @@ def test_version_command(cli):
 
     res = cli("version")
     assert (res.code, res.stdout.strip()) == (0, __version__)
+
+
+def test_check_prints_the_effective_policy_in_words_and_json(make_agent, cli):
+    agent = make_agent(
+        {"main.js": "export default 1"},
+        runtime_fs_mode="read-only",
+        permissions={
+            "filesystem": {"read": ["data"]},
+            "network": {"allow": True, "allowed_domains": ["api.example.com"]},
+            "mcp": {"allow": True, "servers": ["notes"]},
+        },
+        mcp=[{"name": "notes", "command": "notes-server"}, {"name": "other", "command": "other-server"}],
+    )
+    (agent / "data").mkdir()
+    words = cli("check", str(agent))
+    assert words.code == 0, words.stderr
+    assert "readable: data" in words.stdout
+    assert "api.example.com" in words.stdout
+    assert "mcp: servers notes, other; allowed: notes" in words.stdout
+    doc = json.loads(cli("check", str(agent), "--json", "--strict").stdout)
+    assert doc["policy"]["strict"] is True
+    assert doc["mcp"] == {
+        "servers": ["notes", "other"],
+        "allow": True,
+        "allowed_servers": ["notes"],
+        "allowed_tools": None,
+        "timeout": 60.0,
+    }
+
+
+def test_check_rejects_a_misspelt_permission(make_agent, cli):
+    agent = make_agent({"main.js": "export default 1"}, permissions={"network": {"alow": True}})
+    res = cli("check", str(agent))
+    assert res.code == ExitCode.USAGE
+    assert "permissions.network.alow" in res.stderr
