@@ -18,7 +18,6 @@ from hugind.backends import LlmService, choose_backend
 from hugind.errors import BackendError, EnvMissingError, PermissionDenied, StrictDenials
 from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
-from hugind.mcp import McpHub
 from hugind.policy import AuditLog, PolicyEngine, build_policy, load_preset
 from hugind.sandbox.instance import GuestIO, GuestLimits
 from hugind.sandbox.session import AgentSession, SessionConfig, base_ops, new_session_id
@@ -148,7 +147,10 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     mcp_hub = None
     loop = None
     try:
-        mcp_hub = McpHub.for_agent(agent, strict=options.strict, host_env=host_env, policy_file=options.policy_file)
+        if agent.manifest.mcp:  # the MCP stack is loaded only for agents that declare servers
+            from hugind.mcp import McpHub
+
+            mcp_hub = McpHub.for_agent(agent, strict=options.strict, host_env=host_env, policy_file=options.policy_file)
         # Per-run services on a copy: a RunOptions reused for another run must
         # not hand it this run's (soon closed) backend or MCP hub.
         services = {"llm": llm, "mcp": mcp_hub, **options.services}
