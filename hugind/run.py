@@ -20,6 +20,7 @@ from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
 from hugind.policy import AuditLog, PolicyEngine, build_policy, load_preset
 from hugind.sandbox.instance import GuestIO, GuestLimits
+from hugind.sandbox.preopens import preopens_for
 from hugind.sandbox.session import AgentSession, SessionConfig, base_ops, new_session_id
 
 if TYPE_CHECKING:
@@ -110,6 +111,7 @@ def open_session(
         stdin_path=options.stdin_path,
         argv=[agent.manifest.name, *options.args],
         env=env,
+        preopens=preopens_for(engine, agent.root) if agent.runtime == "wasm" else [],
     )
     session_meta = {"id": new_session_id(), "backend": None}
     run_input: dict[str, Any] = {"args": list(options.args), "meta": {"session": session_meta, "env": env}}
