@@ -99,6 +99,9 @@ class HostCallError(Exception):
     """
 
     kind: str = "HostError"
+    # Set by the policy engine once it has audited (and counted) this refusal,
+    # so the dispatcher records only refusals made later, by a capability.
+    recorded: bool = False
 
     def __init__(self, message: str) -> None:
         super().__init__(message)

@@ -18,10 +18,14 @@ import traceback
 from collections.abc import Iterable
 from typing import Any
 
-from hugind.errors import HostCallError, InvalidArgument
+from hugind.errors import HostCallError, InvalidArgument, PermissionDenied
 from hugind.host.registry import HostContext, Op
 
 MAX_WORKERS = 32
+# Request fields worth keeping in the audit of a refusal (never data or headers).
+AUDITED_ARGS = ("path", "src", "dst", "program", "command", "url", "name")
+# Op prefixes -> the capability names the policy engine audits under.
+CAPABILITY_NAMES = {"fs": "filesystem", "net": "network"}
 
 
 class UnknownOp(HostCallError):
@@ -74,10 +78,14 @@ class Dispatcher:
         """Serve a synchronous request; never raises."""
         try:
             op, args = self._parse(raw)
+        except HostCallError as err:
+            return encode_error(err)
+        try:
             if op.is_async:
                 raise InvalidArgument(f"host op {op.name!r} is asynchronous: submit it instead of calling it")
             return encode_ok(op.handler(self.ctx, args))
         except HostCallError as err:
+            self._record_refusal(op.name, args, err)
             return encode_error(err)
         except Exception:  # a bug in a handler must not take the run down silently
             return encode_error(_internal_error())
@@ -118,10 +126,24 @@ class Dispatcher:
                 result = op.handler(self.ctx, args)
             reply = encode_ok(result)
         except HostCallError as err:
+            self._record_refusal(op.name, args, err)
             reply = encode_error(err)
         except Exception:
             reply = encode_error(_internal_error())
         self._finish(op_id, reply)
+
+    def _record_refusal(self, op_name: str, args: dict[str, Any], err: HostCallError) -> None:
+        """A capability may refuse after the policy allowed the request (a hard link
+        found at open time, a path swapped after the check). Such a refusal is
+        audited and counted like the policy's own, so --strict sees it too."""
+        policy = self.ctx.policy
+        if not isinstance(err, PermissionDenied) or err.recorded or policy is None:
+            return
+        prefix = op_name.split(".", 1)[0]
+        capability = CAPABILITY_NAMES.get(prefix, prefix)
+        request = {"op": op_name, **{k: args[k] for k in AUDITED_ARGS if isinstance(args.get(k), str)}}
+        policy.record(capability, request, False, f"{capability}.host-refusal")
+        err.recorded = True
 
     def _finish(self, op_id: int, reply: bytes) -> None:
         self._completions.put((op_id, reply, True))

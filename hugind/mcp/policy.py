@@ -204,4 +204,6 @@ def audit(engine: Any, request: dict[str, Any], decision: Decision) -> None:
     if engine is not None:
         engine.record(CAPABILITY, request, decision.allowed, decision.rule)
     if not decision.allowed:
-        raise PermissionDenied(decision.message)
+        err = PermissionDenied(decision.message)
+        err.recorded = True  # audited just above; the dispatcher must not count it again
+        raise err

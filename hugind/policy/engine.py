@@ -89,9 +89,10 @@ class PolicyEngine:
     def _deny(self, capability: str, request: dict, denied: Denied) -> HostCallError:
         """Record a denial; the error to raise (a malformed path is an InvalidArgument)."""
         self.record(capability, request, False, denied.rule)
-        if denied.rule == "filesystem.path-syntax":
-            return InvalidArgument(denied.message)
-        return PermissionDenied(denied.message)
+        malformed = denied.rule == "filesystem.path-syntax"
+        err: HostCallError = InvalidArgument(denied.message) if malformed else PermissionDenied(denied.message)
+        err.recorded = True
+        return err
 
     # --- checks -----------------------------------------------------------------------
 

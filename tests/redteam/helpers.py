@@ -100,15 +100,23 @@ def assert_denied(
 ) -> None:
     """The agent's attempt threw ``kind`` naming ``fragment``, and the audit log blames ``rule``.
 
-    ``audited=False``: the policy allowed the path and the capability itself refused the act
-    (hard links, symlinks in a copied tree); the audit then holds an allow entry for ``rule``.
+    ``audited=False``: the policy allowed the path (an allow entry for ``rule``) and the
+    capability itself refused the act (hard links, symlinks in a copied tree); the dispatcher
+    then records that refusal as a deny entry ``<capability>.host-refusal``, counted like any denial.
     """
     value = out.value
     assert isinstance(value, dict) and value.get("ok") is False, f"attack was NOT denied: {value!r}"
     assert value["name"] == kind, value
     assert fragment in value["message"], value
-    if not audited:
+    if not audited and kind != "PermissionDenied":
+        # a cap hit after an allowed request (body size, redirects): a limit, not a policy denial
         assert out.audit and out.audit[-1]["rule"] == rule, out.audit[-1:]
+        return
+    if not audited:
+        allow, refusal = out.audit[-2:]
+        assert (allow["rule"], allow["decision"]) == (rule, "allow"), out.audit[-2:]
+        assert refusal["decision"] == "deny" and refusal["rule"].endswith(".host-refusal"), refusal
+        assert out.denials >= 1
         return
     assert out.denied, "no deny entry in the audit log"
     last = out.denied[-1]

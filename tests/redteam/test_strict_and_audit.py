@@ -9,6 +9,7 @@ op, decision, rule) that never carries environment values or credentials.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -48,6 +49,35 @@ def test_strict_denial_exits_3_and_still_prints_the_result(cli, agent_dir):
     value = result(res)["value"]
     assert value["caught"] == "PermissionDenied" and "outside the readable roots" in value["message"]
     assert "--strict: the policy denied 1 request during the run" in res.stderr
+
+
+def test_strict_counts_a_refusal_made_by_the_capability_after_the_policy_allowed(cli, agent_dir, tmp_path):
+    # The path lies in a writable root, so the policy allows it; the fs capability then finds
+    # the file is a hard link to a file outside the roots and refuses. CI must see that too.
+    root = agent_dir()
+    (root / "out").mkdir()
+    target = tmp_path / "protected.txt"
+    target.write_text("do not touch")
+    os.link(target, root / "out" / "link.txt")
+    agent(
+        root,
+        """
+    try { fs.write_text('out/link.txt', 'pwned'); return 'wrote'; }
+    catch (e) { return {caught: e.name, message: e.message}; }
+    """,
+        {"filesystem": {"write": ["out"]}},
+        runtime_fs_mode="read-write",
+    )
+    audit = tmp_path / "audit.jsonl"
+    res = cli("run", str(root), "--strict", "--audit", str(audit))
+    assert res.code == 3, res.stderr
+    assert result(res)["value"]["caught"] == "PermissionDenied"
+    entries = [json.loads(line) for line in audit.read_text().splitlines()]
+    assert [(e["decision"], e["rule"]) for e in entries][-2:] == [
+        ("allow", "filesystem.write:out"),
+        ("deny", "filesystem.host-refusal"),
+    ]
+    assert target.read_text() == "do not touch"
 
 
 def test_strict_without_denials_exits_0(cli, agent_dir):
