@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from hugind.errors import BackendError, HostIOError, HugindError, PermissionDenied
+from hugind.errors import BackendError, HostIOError, HugindError, LimitExceeded, PermissionDenied, Timeout
 from hugind.manifest import Manifest
 
 if TYPE_CHECKING:  # the LLM stack (httpx) is imported only when a run uses it
@@ -43,6 +43,7 @@ class LlmService:
     """A lazily connected client shared by the guest's ask_llm calls and the loop."""
 
     connect: Callable[[], BackendConfig]
+    deadline: float | None = None  # the run's, handed to the client
     _client: ChatClient | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -51,6 +52,7 @@ class LlmService:
             if self._client is None:
                 try:
                     self._client = self.connect().make_client()
+                    self._client.deadline = self.deadline
                 except PermissionDenied:
                     raise
                 except HugindError as err:
@@ -65,6 +67,8 @@ class LlmService:
             return ask_llm(self.client(), request, stream=stream, on_token=on_token)
         except BackendError as err:
             raise HostIOError(f"llm: {err.message}") from None
+        except LimitExceeded:
+            raise Timeout("llm: the run's deadline passed while waiting for the backend") from None
 
     def close(self) -> None:
         with self._lock:

@@ -157,6 +157,7 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
         # not hand it this run's (soon closed) backend or MCP hub.
         services = {"llm": llm, "mcp": mcp_hub, **options.services}
         session = open_session(agent, options, engine, env, services)
+        llm.deadline = session.ctx.deadline
         try:
             session.run_main()
             if agent.manifest.mode == "agentic":

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from hugind.errors import BackendError
+from hugind.errors import BackendError, LimitExceeded
 from hugind.llm.errors import (
     BackendCallError,
     BackendConfigError,
@@ -97,6 +97,10 @@ class ChatClient:
             base_headers["Authorization"] = f"Bearer {api_key}"
         if self.session_id:
             base_headers[SESSION_HEADER] = self.session_id
+        # A run's wall-clock deadline (time.monotonic()), set by whoever runs the
+        # agent: no request or retry wait outlives it.
+        self.deadline: float | None = None
+        self._timeout = timeout
         self._http = httpx.Client(
             verify=_tls_context(),
             headers=base_headers,
@@ -153,10 +157,12 @@ class ChatClient:
         attempt = 0
         while True:
             attempt += 1
+            self._check_deadline()
             acc = StreamAccumulator(on_token, on_reasoning)
             try:
                 result = self._stream_once(body, acc) if stream else self._post_once(body)
             except BackendCallError as err:
+                self._check_deadline()  # a request cut short by the run's deadline is the run's limit
                 retry_ok = err.retryable or (isinstance(err, BackendTimeoutError) and self.retry.retry_timeouts)
                 # Never replay a stream whose tokens the caller has already seen.
                 replay_safe = acc.tokens_emitted == 0 or on_token is None
@@ -164,7 +170,7 @@ class ChatClient:
                     err.note_attempts(attempt)
                     raise
                 delay = self.retry.delay(attempt, err.retry_after, self._rng)
-                if waited + delay > self.retry.max_total_wait:
+                if waited + delay > self.retry.max_total_wait or delay >= self._left():
                     err.note_attempts(attempt)
                     raise
                 time.sleep(delay)
@@ -192,9 +198,25 @@ class ChatClient:
 
     # -- one attempt --------------------------------------------------------
 
+    def _left(self) -> float:
+        return float("inf") if self.deadline is None else self.deadline - time.monotonic()
+
+    def _check_deadline(self) -> None:
+        if self._left() <= 0:
+            raise LimitExceeded(
+                "run stopped: wall-clock deadline exceeded while waiting for the LLM backend "
+                "(permissions.limits.timeout)"
+            )
+
+    def _request_timeout(self) -> Any:  # an httpx.Timeout, or httpx's client-default marker
+        left = self._left()
+        if left >= self._timeout:
+            return httpx.USE_CLIENT_DEFAULT
+        return httpx.Timeout(max(left, 0.001))
+
     def _post_once(self, body: Mapping[str, Any]) -> ChatResult:
         try:
-            resp = self._http.post(self.chat_url, json=body)
+            resp = self._http.post(self.chat_url, json=body, timeout=self._request_timeout())
         except httpx.HTTPError as exc:
             raise self._transport_error(exc) from None
         if resp.status_code >= 400:
@@ -211,7 +233,7 @@ class ChatClient:
 
     def _stream_once(self, body: Mapping[str, Any], acc: StreamAccumulator) -> ChatResult:
         try:
-            with self._http.stream("POST", self.chat_url, json=body) as resp:
+            with self._http.stream("POST", self.chat_url, json=body, timeout=self._request_timeout()) as resp:
                 if resp.status_code >= 400:
                     resp.read()
                     raise self._http_error(resp.status_code, resp.text, resp.headers)

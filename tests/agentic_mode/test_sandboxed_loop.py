@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from hugind.errors import AgentFailed, BackendError
+from hugind.errors import AgentFailed, BackendError, LimitExceeded
 from tests.conftest import REPO
 from tests.runtime.helpers import run_captured
 from tests.support.chat_server import ChatServer, HttpError, Reply, tool_call
@@ -243,3 +243,24 @@ def test_coder_example_against_a_scripted_backend(cli):
     assert final["text"] == "app.py has a TODO about reading numbers."
     assert "app.py:6:    # TODO" in reqs[1].body["messages"][-1]["content"]
     assert "11 app.py" in reqs[2].body["messages"][-1]["content"]
+
+
+def test_a_slow_backend_cannot_outlive_the_run_deadline(make_agent):
+    manifest = {**MANIFEST, "permissions": {**MANIFEST["permissions"], "limits": {"timeout": 1}}}
+    agent = make_agent(TOOLS_AGENT, manifest=manifest)
+    with ChatServer(default=Reply("too late", delay=8)) as server:
+        started = time.monotonic()
+        with pytest.raises(LimitExceeded, match="deadline exceeded while waiting for the LLM backend"):
+            run_captured(agent, "x", backend=server.url)
+        assert time.monotonic() - started < 5
+
+
+def test_ask_llm_from_a_script_is_bounded_by_the_run_deadline(make_agent):
+    agent = make_agent(
+        {"main.js": "export default async () => await ask_llm('slow');"}, permissions={"limits": {"timeout": 1}}
+    )
+    with ChatServer(default=Reply("{}", delay=8)) as server:
+        started = time.monotonic()
+        with pytest.raises(LimitExceeded, match="deadline"):
+            run_captured(agent, backend=server.url)
+        assert time.monotonic() - started < 5
