@@ -6,8 +6,6 @@ Everything is real: files in tmp dirs, subprocesses, HTTP servers bound to
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import gzip
 import json
 import shutil
@@ -25,7 +23,14 @@ from hugind.errors import HostCallError
 from hugind.host import fs, net, shell
 from hugind.host.registry import HostContext
 from hugind.policy import AuditLog, PolicyEngine, build_policy
-from tests.support.http_server import RecordingServer, Route, reply  # noqa: F401
+from tests.support.http_server import (
+    RecordingServer,
+    big_route,
+    chain_route,
+    chunked_route,
+    gzip_bomb_route,
+    reply,
+)
 
 OPS = {op.name: op for op in (*fs.OPS, *shell.OPS, *net.OPS)}
 
@@ -89,12 +94,6 @@ def harness(agent_root: Path) -> Iterator[Callable[..., Harness]]:
 Server = RecordingServer
 
 
-@functools.cache
-def _bomb() -> bytes:
-    """50 MiB of zeros, gzip-compressed to about 50 KiB."""
-    return gzip.compress(b"\0" * (50 * 1024 * 1024), compresslevel=9)
-
-
 def standard_routes(server: Server) -> None:
     """Routes most network tests use."""
 
@@ -112,34 +111,8 @@ def standard_routes(server: Server) -> None:
         status = int(params.get("status", "302"))
         reply(h, status, b"", {"Location": params["to"].replace("%3A", ":").replace("%2F", "/")})
 
-    def chain(h: BaseHTTPRequestHandler) -> None:
-        n = int(h.path.split("?n=")[1])
-        if n == 0:
-            reply(h, 200, b"end of chain")
-        else:
-            reply(h, 302, b"", {"Location": f"/chain?n={n - 1}"})
-
-    def big(h: BaseHTTPRequestHandler) -> None:
-        reply(h, 200, b"x" * 300_000)
-
-    def chunked(h: BaseHTTPRequestHandler) -> None:
-        h.send_response(200)
-        h.send_header("Transfer-Encoding", "chunked")
-        h.end_headers()
-        piece = b"y" * 10_000
-        try:
-            for _ in range(100):
-                h.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-            h.wfile.write(b"0\r\n\r\n")
-        except OSError:
-            pass
-
     def gzipped(h: BaseHTTPRequestHandler) -> None:
         reply(h, 200, gzip.compress("héllo gzip".encode()), {"Content-Encoding": "gzip"})
-
-    def gzip_bomb(h: BaseHTTPRequestHandler) -> None:
-        with contextlib.suppress(OSError):
-            reply(h, 200, _bomb(), {"Content-Encoding": "gzip"})
 
     def slow(h: BaseHTTPRequestHandler) -> None:
         h.send_response(200)
@@ -158,11 +131,11 @@ def standard_routes(server: Server) -> None:
             "/hello": hello,
             "/echo": echo,
             "/redirect": redirect,
-            "/chain": chain,
-            "/big": big,
-            "/chunked": chunked,
+            "/chain": chain_route,
+            "/big": big_route,
+            "/chunked": chunked_route,
             "/gzip": gzipped,
-            "/bomb": gzip_bomb,
+            "/bomb": gzip_bomb_route(50),
             "/slow": slow,
         }
     )

@@ -9,8 +9,6 @@ be denied by the policy before any connection; the guard proves it.
 
 from __future__ import annotations
 
-import contextlib
-import gzip
 import ipaddress
 import itertools
 import json
@@ -23,7 +21,14 @@ from typing import Any
 import pytest
 
 from tests.redteam.helpers import NetViolation, Outcome, run_attack
-from tests.support.http_server import RecordingServer, reply
+from tests.support.http_server import (
+    RecordingServer,
+    big_route,
+    chain_route,
+    chunked_route,
+    gzip_bomb_route,
+    reply,
+)
 
 # --- the network guard -------------------------------------------------------------
 
@@ -156,52 +161,18 @@ class Server(RecordingServer):
             target = self.redirect_to.get(h.path.split("?")[0].removeprefix("/redirect/"), "/hello")
             reply(h, 302, b"", {"Location": target})
 
-        def chain(h: BaseHTTPRequestHandler) -> None:
-            n = int(h.path.split("?n=")[1])
-            if n == 0:
-                reply(h, 200, b"end of chain")
-            else:
-                reply(h, 302, b"", {"Location": f"/chain?n={n - 1}"})
-
-        def big(h: BaseHTTPRequestHandler) -> None:
-            reply(h, 200, b"x" * 300_000)
-
-        def nolength(h: BaseHTTPRequestHandler) -> None:
-            h.send_response(200)
-            h.send_header("Transfer-Encoding", "chunked")
-            h.end_headers()
-            piece = b"y" * 10_000
-            with contextlib.suppress(OSError):
-                for _ in range(100):
-                    h.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
-                h.wfile.write(b"0\r\n\r\n")
-
-        def bomb(h: BaseHTTPRequestHandler) -> None:
-            with contextlib.suppress(OSError):
-                reply(h, 200, _bomb(), {"Content-Encoding": "gzip"})
-
         self.redirect_to: dict[str, str] = {}
         self.routes.update(
             {
                 "/hello": hello,
                 "/echo": echo,
-                "/chain": chain,
-                "/big": big,
-                "/nolength": nolength,
-                "/bomb": bomb,
+                "/chain": chain_route,
+                "/big": big_route,
+                "/nolength": chunked_route,
+                "/bomb": gzip_bomb_route(20),
             }
         )
         self.routes.update({f"/redirect/{i}": redirect for i in range(8)})
-
-
-_BOMB: list[bytes] = []
-
-
-def _bomb() -> bytes:
-    """20 MiB of zeros, gzip-compressed to about 20 KiB."""
-    if not _BOMB:
-        _BOMB.append(gzip.compress(b"\0" * (20 * 1024 * 1024), compresslevel=9))
-    return _BOMB[0]
 
 
 @pytest.fixture

@@ -6,6 +6,9 @@ server did (or did not) receive.
 
 from __future__ import annotations
 
+import contextlib
+import functools
+import gzip
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -68,3 +71,46 @@ class RecordingServer:
     def close(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+# --- routes both the policy and red-team suites aim at ----------------------------------
+
+
+def chain_route(handler: BaseHTTPRequestHandler) -> None:
+    """``/chain?n=N``: N more redirects, then a 200."""
+    n = int(handler.path.split("?n=")[1])
+    if n == 0:
+        reply(handler, 200, b"end of chain")
+    else:
+        reply(handler, 302, b"", {"Location": f"/chain?n={n - 1}"})
+
+
+def big_route(handler: BaseHTTPRequestHandler) -> None:
+    """300 kB with a Content-Length."""
+    reply(handler, 200, b"x" * 300_000)
+
+
+def chunked_route(handler: BaseHTTPRequestHandler) -> None:
+    """1 MB in chunks, no Content-Length: only a streaming cap stops it."""
+    handler.send_response(200)
+    handler.send_header("Transfer-Encoding", "chunked")
+    handler.end_headers()
+    piece = b"y" * 10_000
+    with contextlib.suppress(OSError):
+        for _ in range(100):
+            handler.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+        handler.wfile.write(b"0\r\n\r\n")
+
+
+@functools.cache
+def gzip_bomb(mib: int) -> bytes:
+    """``mib`` MiB of zeros, gzip-compressed to about ``mib`` KiB."""
+    return gzip.compress(b"\0" * (mib * 1024 * 1024), compresslevel=9)
+
+
+def gzip_bomb_route(mib: int) -> Route:
+    def bomb(handler: BaseHTTPRequestHandler) -> None:
+        with contextlib.suppress(OSError):
+            reply(handler, 200, gzip_bomb(mib), {"Content-Encoding": "gzip"})
+
+    return bomb
