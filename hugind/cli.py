@@ -23,6 +23,15 @@ app = typer.Typer(
 )
 
 
+# Options several commands share: declared once so their names and help cannot drift.
+PolicyOption = Annotated[Optional[Path], typer.Option("--policy", help="A preset that tightens the policy.")]
+AuditOption = Annotated[Optional[Path], typer.Option("--audit", help="Append every policy decision (JSON lines).")]
+TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Shorten the wall-clock limit (s).")]
+BackendOption = Annotated[
+    Optional[str], typer.Option("--backend", envvar="HUGIND_BACKEND", help="LLM backend: a config name or URL.")
+]
+
+
 def _fail(err: HugindError) -> typer.Exit:
     sys.stderr.write(f"hugind: error: {err.message}\n")
     return typer.Exit(err.exit_code)
@@ -33,13 +42,11 @@ def run(
     agent: Annotated[Path, typer.Argument(help="Agent folder (with agent.yaml), or a single .js / .wasm file.")],
     args: Annotated[Optional[list[str]], typer.Argument(help="Arguments for the agent, after --.")] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Deny by default; any denial fails the run.")] = False,
-    policy: Annotated[Optional[Path], typer.Option("--policy", help="A preset that tightens the policy.")] = None,
-    audit: Annotated[Optional[Path], typer.Option("--audit", help="Append every policy decision (JSON lines).")] = None,
+    policy: PolicyOption = None,
+    audit: AuditOption = None,
     fuel: Annotated[Optional[int], typer.Option("--fuel", help="Meter the guest: trap after N fuel units.")] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", help="Shorten the wall-clock limit (s).")] = None,
-    backend: Annotated[
-        Optional[str], typer.Option("--backend", envvar="HUGIND_BACKEND", help="LLM backend: a config name or URL.")
-    ] = None,
+    timeout: TimeoutOption = None,
+    backend: BackendOption = None,
     json_events: Annotated[bool, typer.Option("--json", help="Agentic mode: NDJSON events on stdout.")] = False,
     stream: Annotated[bool, typer.Option("--stream", help="Agentic mode: stream LLM responses.")] = False,
 ) -> None:
@@ -79,7 +86,7 @@ def run(
 def check(
     agent: Annotated[Path, typer.Argument(help="Agent folder, .js file or artifact.")],
     strict: Annotated[bool, typer.Option("--strict", help="Show the policy as --strict would apply it.")] = False,
-    policy: Annotated[Optional[Path], typer.Option("--policy", help="A preset that tightens the policy.")] = None,
+    policy: PolicyOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the effective policy as JSON.")] = False,
 ) -> None:
     """Validate an agent's manifest and print its effective policy."""
@@ -157,12 +164,10 @@ def build(
 def serve(
     agents: Annotated[list[Path], typer.Argument(help="Agent folders, .js files or artifacts (tools).")],
     strict: Annotated[bool, typer.Option("--strict", help="Deny by default; a denial fails a call.")] = False,
-    policy: Annotated[Optional[Path], typer.Option("--policy", help="A preset to tighten policies.")] = None,
-    audit: Annotated[Optional[Path], typer.Option("--audit", help="Append every policy decision.")] = None,
-    timeout: Annotated[Optional[float], typer.Option("--timeout", help="Shorten run limits (s).")] = None,
-    backend: Annotated[
-        Optional[str], typer.Option("--backend", envvar="HUGIND_BACKEND", help="LLM backend: a name or URL.")
-    ] = None,
+    policy: PolicyOption = None,
+    audit: AuditOption = None,
+    timeout: TimeoutOption = None,
+    backend: BackendOption = None,
 ) -> None:
     """Serve agents as the tools of an MCP server on stdio (eprint lines become progress notifications)."""
     from hugind.manifest import load_agent
@@ -188,10 +193,7 @@ def team(
     state_dir: Annotated[
         Optional[Path], typer.Option("--state-dir", help="Where results and shared memory are kept.")
     ] = None,
-    backend: Annotated[
-        Optional[str],
-        typer.Option("--backend", envvar="HUGIND_BACKEND", help="LLM backend: a config name or URL."),
-    ] = None,
+    backend: BackendOption = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --state-dir.")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard a previous run in --state-dir.")] = False,
     max_parallel: Annotated[Optional[int], typer.Option("--max-parallel", help="Tasks at once.")] = None,
