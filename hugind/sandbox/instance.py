@@ -212,9 +212,6 @@ class GuestInstance:
         self.memory.write(self.store, data, ptr)
         return ptr
 
-    def memory_used(self) -> int:
-        return self.memory.data_len(self.store)
-
 
 def _check_initial_memory(module: wasmtime.Module, cap: int) -> None:
     """A module whose memory starts above the cap can never run: say so plainly."""

@@ -8,7 +8,7 @@ from pathlib import Path
 import wasmtime
 
 from hugind.errors import InvalidModule
-from hugind.sandbox.engine import EngineConfig, get_engine, load_module
+from hugind.sandbox.engine import EngineConfig, load_module
 
 MAX_MODULE_BYTES = 64 * 1024 * 1024
 WASI_MODULE = "wasi_snapshot_preview1"
@@ -27,11 +27,10 @@ def _describe(ty: object) -> str:
 def check_imports(module: wasmtime.Module) -> None:
     """Refuse, by name, any import the host would not provide, or would provide
     with another signature."""
-    wasi_names = _wasi_function_names()
     for imp in module.imports:
         name = imp.name or ""
         granted = (imp.module == "hugind" and name in HUGIND_IMPORTS) or (
-            imp.module == WASI_MODULE and name in wasi_names
+            imp.module == WASI_MODULE and name in WASI_FUNCTIONS
         )
         if not granted or not isinstance(imp.type, wasmtime.FuncType):
             raise InvalidModule(
@@ -48,66 +47,58 @@ def check_imports(module: wasmtime.Module) -> None:
                 )
 
 
-_WASI_NAMES: frozenset[str] | None = None
-
-
-def _wasi_function_names() -> frozenset[str]:
-    """The WASI preview 1 functions wasmtime's linker defines, asked of the linker itself."""
-    global _WASI_NAMES
-    if _WASI_NAMES is None:
-        # A WASI import unknown to the linker fails at link time anyway; listing
-        # the standard set here lets the error name the import first.
-        _WASI_NAMES = frozenset(
-            [
-                "args_get",
-                "args_sizes_get",
-                "environ_get",
-                "environ_sizes_get",
-                "clock_res_get",
-                "clock_time_get",
-                "fd_advise",
-                "fd_allocate",
-                "fd_close",
-                "fd_datasync",
-                "fd_fdstat_get",
-                "fd_fdstat_set_flags",
-                "fd_fdstat_set_rights",
-                "fd_filestat_get",
-                "fd_filestat_set_size",
-                "fd_filestat_set_times",
-                "fd_pread",
-                "fd_prestat_get",
-                "fd_prestat_dir_name",
-                "fd_pwrite",
-                "fd_read",
-                "fd_readdir",
-                "fd_renumber",
-                "fd_seek",
-                "fd_sync",
-                "fd_tell",
-                "fd_write",
-                "path_create_directory",
-                "path_filestat_get",
-                "path_filestat_set_times",
-                "path_link",
-                "path_open",
-                "path_readlink",
-                "path_remove_directory",
-                "path_rename",
-                "path_symlink",
-                "path_unlink_file",
-                "poll_oneoff",
-                "proc_exit",
-                "proc_raise",
-                "sched_yield",
-                "random_get",
-                "sock_accept",
-                "sock_recv",
-                "sock_send",
-                "sock_shutdown",
-            ]
-        )
-    return _WASI_NAMES
+# The WASI preview 1 functions. An unknown WASI import would fail at link time
+# anyway; checking against this list first lets the error name the import.
+WASI_FUNCTIONS = frozenset(
+    [
+        "args_get",
+        "args_sizes_get",
+        "environ_get",
+        "environ_sizes_get",
+        "clock_res_get",
+        "clock_time_get",
+        "fd_advise",
+        "fd_allocate",
+        "fd_close",
+        "fd_datasync",
+        "fd_fdstat_get",
+        "fd_fdstat_set_flags",
+        "fd_fdstat_set_rights",
+        "fd_filestat_get",
+        "fd_filestat_set_size",
+        "fd_filestat_set_times",
+        "fd_pread",
+        "fd_prestat_get",
+        "fd_prestat_dir_name",
+        "fd_pwrite",
+        "fd_read",
+        "fd_readdir",
+        "fd_renumber",
+        "fd_seek",
+        "fd_sync",
+        "fd_tell",
+        "fd_write",
+        "path_create_directory",
+        "path_filestat_get",
+        "path_filestat_set_times",
+        "path_link",
+        "path_open",
+        "path_readlink",
+        "path_remove_directory",
+        "path_rename",
+        "path_symlink",
+        "path_unlink_file",
+        "poll_oneoff",
+        "proc_exit",
+        "proc_raise",
+        "sched_yield",
+        "random_get",
+        "sock_accept",
+        "sock_recv",
+        "sock_send",
+        "sock_shutdown",
+    ]
+)
 
 
 def load_agent_module(path: Path, config: EngineConfig) -> wasmtime.Module:
@@ -117,7 +108,6 @@ def load_agent_module(path: Path, config: EngineConfig) -> wasmtime.Module:
     data = path.read_bytes()
     if data[:4] != b"\0asm":
         raise InvalidModule(f"{path.name} is not a WebAssembly binary (bad magic number)")
-    get_engine(config)
     try:
         module = load_module(data, config)
     except wasmtime.WasmtimeError as exc:

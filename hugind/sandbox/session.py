@@ -149,10 +149,6 @@ class AgentSession:
             self.driver.pump_until(lambda: all(i in results for i in ids), "a tool call")
             return [results.pop(i) for i in ids]
 
-    @property
-    def denials(self) -> int:
-        return int(getattr(self.config.policy, "denials", 0))
-
     def close(self) -> None:
         self.dispatcher.close()
 
