@@ -40,6 +40,10 @@ class ModuleSource:
         self.root = self.root.resolve()
 
     def resolve(self, base: str, specifier: str) -> str:
+        return self._locate(base, specifier)[0]
+
+    def _locate(self, base: str, specifier: str) -> tuple[str, Path | None]:
+        """(module name, real file) for an import; the file is None for bytecode."""
         if not (specifier.startswith("./") or specifier.startswith("../")):
             raise ModuleLoadError(
                 f"import '{specifier}' refused: only relative imports ('./' or '../') inside the agent are allowed"
@@ -53,7 +57,7 @@ class ModuleSource:
         if not name.endswith(".js"):
             raise ModuleLoadError(f"import '{specifier}' refused: only .js modules can be imported")
         if name in self.bytecode:
-            return name
+            return name, None
         if self.sealed:
             raise ModuleLoadError(f"import '{specifier}' from '{base}': module '{name}' is not in the artifact")
         path = self.root / name
@@ -67,14 +71,13 @@ class ModuleSource:
             raise ModuleLoadError(f"import '{specifier}' refused: '{name}' is a link that leads outside the agent root")
         if not real.is_file():
             raise ModuleLoadError(f"import '{specifier}': '{name}' is not a file")
-        return name
+        return name, real
 
     def load(self, name: str) -> dict[str, Any]:
-        if name in self.bytecode:
-            return {"bytecode": base64.b64encode(self.bytecode[name]).decode("ascii")}
         # Re-check: a guest could ask for a name it never resolved.
-        resolved = self.resolve(PRELUDE_NAME, "./" + name)
-        path = (self.root / resolved).resolve(strict=True)
+        resolved, path = self._locate(PRELUDE_NAME, "./" + name)
+        if path is None:
+            return {"bytecode": base64.b64encode(self.bytecode[resolved]).decode("ascii")}
         size = path.stat().st_size
         if size > MAX_MODULE_BYTES:
             raise ModuleLoadError(f"module '{name}' is {size} bytes, over the {MAX_MODULE_BYTES} byte limit")
