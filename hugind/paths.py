@@ -3,6 +3,7 @@ policy (which must deny agents these paths) and the sandbox can use it."""
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 
@@ -23,5 +24,14 @@ def engine_dir() -> Path:
 
 def internal_dirs() -> tuple[Path, ...]:
     """hugind's own files, resolved: an agent may neither read nor write them,
-    whatever its manifest lists (a writable cache of native code is an escape)."""
+    whatever its manifest lists (a writable cache of native code is an escape).
+
+    Asked on every filesystem check, so the resolved paths are cached, keyed
+    by the environment they are derived from."""
+    env = (os.environ.get("HUGIND_CACHE_DIR"), os.environ.get("XDG_CACHE_HOME"), os.environ.get("HOME"))
+    return _resolved_internal_dirs(env)
+
+
+@functools.lru_cache(maxsize=8)
+def _resolved_internal_dirs(_env_key: tuple[str | None, ...]) -> tuple[Path, ...]:
     return tuple(Path(os.path.realpath(p)) for p in (cache_root(), engine_dir()))
