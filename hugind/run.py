@@ -145,6 +145,7 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     host_env = os.environ if options.host_env is None else options.host_env
     env = resolve_env(agent.manifest.env, host_env)
     engine = make_policy(agent, options)
+    engine.declared_env = dict(env)
     llm = LlmService(lambda: choose_backend(agent.manifest, options.backend, engine))
     mcp_hub = None
     loop = None

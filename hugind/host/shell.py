@@ -10,10 +10,9 @@ deadline or cancellation the group gets SIGTERM, then SIGKILL after a short
 grace, so a child that ignores SIGTERM still dies. When the main child
 exits, whatever it left running in its group is killed too.
 
-Not covered without OS isolation: a child that calls setsid() leaves the
-group; hugind stops waiting for it but cannot kill it. Children reach the
-network and the disk directly; the shell policy (which programs run) is
-the boundary, not the fs/network policy.
+Every child starts confined by the kernel (:mod:`hugind.confine`): it sees
+only the policy's roots, has no direct network, lives in its own PID
+namespace (so nothing it starts outlives the command) and under rlimits.
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ import subprocess
 import time
 from typing import Any
 
+from hugind.confine.gate import prepare
 from hugind.errors import HostIOError, InvalidArgument, NotFound, PermissionDenied, Timeout
 from hugind.host.registry import HostContext, Op, arg
 
@@ -95,7 +95,7 @@ class _Collector:
         self.selector.close()
 
 
-def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str) -> dict[str, Any]:
+def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str, request: dict[str, Any]) -> dict[str, Any]:
     engine = ctx.policy
     policy = engine.policy.shell
     budget = min(policy.timeout, ctx.remaining())
@@ -103,14 +103,18 @@ def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str) -> dict[str, Any
         raise Timeout("shell: the run's deadline has passed")
     if not os.path.isdir(cwd):
         raise HostIOError("shell: the working directory does not exist")
+    proxy = ctx.services.get("child_proxy")
+    launch = prepare(
+        engine, argv, cwd, engine.shell_env(), capability="shell", request=request, proxy=proxy() if proxy else None
+    )
     try:
         proc = subprocess.Popen(
-            list(argv),
+            launch.argv,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd,
-            env=engine.shell_env(),
+            env=launch.env,
             start_new_session=True,
             close_fds=True,
         )
@@ -172,7 +176,7 @@ def _run(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
     if ctx.policy is None:
         raise PermissionDenied("shell: no policy is in force")
     plan = ctx.policy.check_shell(command)
-    return _execute(ctx, plan.argv, str(plan.cwd))
+    return _execute(ctx, plan.argv, str(plan.cwd), {"op": "run", "command": command})
 
 
 def _spawn(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
@@ -183,7 +187,7 @@ def _spawn(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
     if ctx.policy is None:
         raise PermissionDenied("shell: no policy is in force")
     plan = ctx.policy.check_spawn(program, argv)
-    return _execute(ctx, plan.argv, str(plan.cwd))
+    return _execute(ctx, plan.argv, str(plan.cwd), {"op": "spawn", "program": program})
 
 
 OPS: tuple[Op, ...] = (

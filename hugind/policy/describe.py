@@ -68,7 +68,7 @@ def _shell_lines(policy: Policy) -> list[str]:
         lines = ["shell: any program"]
     if sh.blacklist:
         lines.append(f"  never: {', '.join(sh.blacklist)}")
-    env = "a minimal environment (PATH, HOME, LANG)" if sh.env_clear else "the host environment"
+    env = "a minimal environment (PATH, HOME, LANG)" if sh.env_clear else "PATH, HOME, LANG and the declared env"
     lines.append(f"  programs looked up in {SAFE_PATH}; children get {env} without loader/interpreter hooks")
     default_dir = "the scratch dir" if policy.fs.mode == "scratch" else "the agent root"
     lines.append(
@@ -124,6 +124,7 @@ def policy_json(policy: Policy) -> dict:
             "max_output": sh.max_output,
             "env_clear": sh.env_clear,
             "working_dir": sh.working_dir_spec,
+            "require_confinement": sh.require_confinement,
         },
         "limits": {
             "timeout": lim.timeout,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 import threading
 import weakref
@@ -35,6 +36,9 @@ class PolicyEngine:
         self._lock = threading.Lock()
         self._scratch: Path | None = None
         self._closed = False
+        self._warned: set[str] = set()
+        # The manifest's declared env (resolved): what a child gets without env_clear.
+        self.declared_env: dict[str, str] = {}
 
     # --- run-scoped state ---------------------------------------------------------
 
@@ -156,9 +160,18 @@ class PolicyEngine:
             detail["analysis"] = "incomplete"
         self.record("shell", detail, True, rule)
 
-    def shell_env(self, host_env: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The environment for a child process, per ``env_clear`` and the strip list."""
-        return build_env(self.policy.shell, os.environ if host_env is None else host_env, str(self.shell_cwd))
+    def shell_env(self, declared: Mapping[str, str] | None = None) -> dict[str, str]:
+        """A child's environment, built from scratch: PATH/HOME/LANG, plus the manifest's
+        declared env when ``env_clear`` is off. The host environment is never inherited."""
+        return build_env(self.policy.shell, self.declared_env if declared is None else declared, str(self.shell_cwd))
+
+    def warn_once(self, key: str, message: str) -> None:
+        """A warning for whoever runs hugind (stderr), at most once per run and key."""
+        with self._lock:
+            if key in self._warned:
+                return
+            self._warned.add(key)
+        sys.stderr.write(f"hugind: warning: {message}\n")
 
     # --- reporting ----------------------------------------------------------------------
 

@@ -83,6 +83,9 @@ class ShellPolicy:
     env_clear: bool = True
     working_dir: Path | None = None  # None: the fs cwd (agent root, or the scratch dir)
     working_dir_spec: str | None = None
+    # Children must run inside every OS confinement layer the plan needs
+    # (hugind/confine); a missing layer denies the command instead of a warning.
+    require_confinement: bool = False
 
 
 @dataclass(frozen=True)

@@ -142,6 +142,7 @@ SECTIONS: dict[str, dict[str, Callable[[Any, str, Path], Any]]] = {
         "max_output": _integer(1, 1 << 40),
         "env_clear": _bool,
         "working_dir": _workdir,
+        "require_confinement": _bool,
     },
     "limits": {
         "timeout": _number(0, 7 * 86400),
@@ -316,7 +317,7 @@ def _net(m: dict[str, Any], p: dict[str, Any] | None, strict: bool) -> NetPolicy
     )
 
 
-def _shell(m: dict[str, Any], p: dict[str, Any] | None, root: Path) -> ShellPolicy:
+def _shell(m: dict[str, Any], p: dict[str, Any] | None, root: Path, strict: bool) -> ShellPolicy:
     base = ShellPolicy()
     p = p or {}
     whitelist = m.get("whitelist")
@@ -332,6 +333,8 @@ def _shell(m: dict[str, Any], p: dict[str, Any] | None, root: Path) -> ShellPoli
         env_clear=m.get("env_clear", base.env_clear) or p.get("env_clear", False),
         working_dir=real,
         working_dir_spec=spec,
+        # A manifest cannot opt out under --strict: the operator asked for the kernel's guarantees.
+        require_confinement=strict or m.get("require_confinement", False) or p.get("require_confinement", False),
     )
 
 
@@ -381,7 +384,7 @@ def build_policy(
         agent_root=root,
         fs=_fs(fs_given, t.get("filesystem") if theirs is not None else None, mode),
         net=_net(mine.get("network", {}), t.get("network"), strict),
-        shell=_shell(mine.get("shell", {}), t.get("shell"), root),
+        shell=_shell(mine.get("shell", {}), t.get("shell"), root, strict),
         limits=_limits(mine.get("limits", {}), t.get("limits"), strict),
         strict=strict,
         preset=preset_name,

@@ -68,12 +68,12 @@ def is_dangerous_env(name: str) -> bool:
     return name in DANGEROUS_ENV or name.startswith(DANGEROUS_ENV_PREFIXES)
 
 
-def build_env(policy: ShellPolicy, host_env: Mapping[str, str], home: str) -> dict[str, str]:
-    """The child's environment: minimal when env_clear, never with dangerous names, PATH always safe."""
-    if policy.env_clear:
-        env = {"HOME": home, "LANG": "C.UTF-8"}
-    else:
-        env = {k: v for k, v in host_env.items() if not is_dangerous_env(k)}
+def build_env(policy: ShellPolicy, declared: Mapping[str, str], home: str) -> dict[str, str]:
+    """The child's environment: HOME, LANG and the safe PATH; without env_clear also the
+    agent's declared variables, never dangerous names."""
+    env = {"HOME": home, "LANG": "C.UTF-8"}
+    if not policy.env_clear:
+        env.update({k: v for k, v in declared.items() if not is_dangerous_env(k)})
     env["PATH"] = SAFE_PATH
     return env
 

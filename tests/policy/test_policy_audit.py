@@ -48,11 +48,11 @@ def test_every_decision_is_a_json_line(harness, agent_root, tmp_path):
     assert h.engine.denials == 3
 
 
-def test_env_values_and_credentials_never_reach_the_log(harness, tmp_path, monkeypatch):
-    monkeypatch.setenv("HUGIND_AUDIT_SECRET", "never-log-me")
+def test_env_values_and_credentials_never_reach_the_log(harness, tmp_path):
     log = tmp_path / "audit.jsonl"
     with AuditLog(log) as audit:
         h = harness({"shell": {"allow": True, "env_clear": False}}, audit=audit)
+        h.engine.declared_env = {"HUGIND_AUDIT_SECRET": "never-log-me"}  # declared: reaches children
         assert "never-log-me" in h.call("shell.spawn", program="env", args=[])["stdout"]
         h.engine.record("network", {"op": "fetch", "headers": {"Authorization": "Bearer tok", "X": "1"}}, True, "r")
         h.engine.record("shell", {"op": "x", "env": {"KEY": "never-log-me"}}, False, "r")

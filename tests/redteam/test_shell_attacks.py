@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.redteam.helpers import alive, assert_denied, group_members, js, read_pids, wait_dead
+from tests.redteam.helpers import alive, assert_denied, group_members, js, read_pids
+from tests.support.processes import marker, wait_gone
 
 WHITELIST = ["echo", "ls", "cat", "true", "false"]
 SHELL = {"shell": {"allow": True, "whitelist": WHITELIST, "blacklist": ["rm"], "timeout": 10}}
@@ -248,15 +249,21 @@ def test_env_clear_hides_host_secrets_from_children(attack, monkeypatch):
     assert names <= {"PATH", "HOME", "LANG", "PWD", "SHLVL", "_", "OLDPWD"}, names
 
 
-def test_without_env_clear_loader_hooks_are_still_stripped(attack, monkeypatch):
-    monkeypatch.setenv("LD_PRELOAD", "/nonexistent/redteam-evil.so")
-    monkeypatch.setenv("BASH_ENV", "/nonexistent/redteam-evil.sh")
-    monkeypatch.setenv("PYTHONPATH", "/nonexistent/redteam")
-    monkeypatch.setenv("HUGIND_REDTEAM_VISIBLE", "yes")
-    out = attack("return (await run_command('env', {detailed: true})).stdout;", shell(env_clear=False))
+def test_without_env_clear_loader_hooks_are_still_stripped(attack):
+    host = {
+        "LD_PRELOAD": "/nonexistent/redteam-evil.so",
+        "BASH_ENV": "/nonexistent/redteam-evil.sh",
+        "PYTHONPATH": "/nonexistent/redteam",
+        "HUGIND_REDTEAM_VISIBLE": "yes",
+        "HUGIND_REDTEAM_UNDECLARED": "no",
+    }
+    declared = ["HUGIND_REDTEAM_VISIBLE", "LD_PRELOAD", "BASH_ENV", "PYTHONPATH"]
+    body = "return (await run_command('env', {detailed: true})).stdout;"
+    out = attack(body, shell(env_clear=False), manifest={"env": declared}, env=host)
     text = out.value["value"]
-    assert "HUGIND_REDTEAM_VISIBLE=yes" in text  # the host env really is passed...
-    assert "redteam-evil" not in text and "/nonexistent/redteam" not in text  # ...minus the hooks
+    assert "HUGIND_REDTEAM_VISIBLE=yes" in text  # the declared env really is passed...
+    assert "HUGIND_REDTEAM_UNDECLARED" not in text  # ...never the rest of the host's...
+    assert "redteam-evil" not in text and "/nonexistent/redteam" not in text  # ...and never the hooks
     assert "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin" in text
 
 
@@ -264,33 +271,35 @@ def test_without_env_clear_loader_hooks_are_still_stripped(attack, monkeypatch):
 
 
 def test_timeout_kills_a_child_that_traps_sigterm(attack):
-    command = "trap '' TERM; sleep 30 & echo $! > pids; echo $$ >> pids; wait; wait; wait"
+    mark = marker()
+    command = f"trap '' TERM; sleep {mark} & wait; wait; wait"
     started = time.monotonic()
     out = attack(run(command), shell(timeout=1))
     elapsed = time.monotonic() - started
     result = out.value["value"]
-    assert result["timed_out"] is True and result["exit_code"] == 137  # SIGKILL after SIGTERM was ignored
+    # 137: SIGKILL after SIGTERM was ignored; 143: bubblewrap ends the whole sandbox on SIGTERM.
+    assert result["timed_out"] is True and result["exit_code"] in (137, 143)
     assert elapsed < 8
-    pids = read_pids(out.root / "pids")
-    assert len(pids) == 2
-    assert wait_dead(pids) == []
+    assert wait_gone(mark) == []
 
 
 def test_background_leftovers_are_killed_when_the_command_ends(attack):
-    out = attack(run("sleep 30 & echo $! > pids; echo started"), shell())
+    mark = marker()
+    out = attack(run(f"sleep {mark} & echo started"), shell())
     assert out.value["value"]["stdout"] == "started\n"
-    assert wait_dead(read_pids(out.root / "pids")) == []
+    assert wait_gone(mark) == []
 
 
 def test_run_deadline_bounds_a_shell_call_and_kills_it(attack, agent_dir):
     from hugind.errors import LimitExceeded
 
     root = agent_dir()
+    mark = marker()
     started = time.monotonic()
     with pytest.raises(LimitExceeded, match="wall-clock deadline"):
-        attack(run("echo $$ > pids; exec sleep 30"), {**shell(timeout=60), "limits": {"timeout": 1}}, root=root)
+        attack(run(f"exec sleep {mark}"), {**shell(timeout=60), "limits": {"timeout": 1}}, root=root)
     assert time.monotonic() - started < 8
-    assert wait_dead(read_pids(root / "pids")) == []
+    assert wait_gone(mark) == []
 
 
 @pytest.mark.parametrize(

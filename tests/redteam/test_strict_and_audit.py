@@ -107,7 +107,8 @@ def test_strict_refuses_shell_without_a_whitelist(cli, agent_dir):
     try { await spawn('touch', ['pwned2']); r.push('ran'); } catch (e) { r.push(e.name + ': ' + e.message); }
     return r;
     """
-    perms = {"shell": {"allow": True, "blacklist": ["rm"], "timeout": 10}}
+    # The agent root is writable, so only the shell policy stands between the command and the file.
+    perms = {"shell": {"allow": True, "blacklist": ["rm"], "timeout": 10}, "filesystem": {"write": ["."]}}
     root = agent(agent_dir(), body, perms)
     res = cli("run", str(root), "--strict")
     assert res.code == 3

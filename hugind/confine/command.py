@@ -1,0 +1,146 @@
+"""The argv that starts a planned child confined, with the layers this machine has.
+
+With bubblewrap the child gets a mount view built from the plan (system
+directories and policy roots bound at their own paths, a private ``/tmp``,
+a fresh ``/proc`` and a minimal ``/dev``, secrets and hugind's own files
+hidden), every namespace, no capabilities, no nested user namespaces, a new
+session and death with its parent; rlimits are set by ``prlimit`` inside.
+Without it, :mod:`hugind.confine.launcher` makes the namespaces itself and
+holds the filesystem with Landlock. Either way the program is exactly the
+one the policy checked, with the environment the policy built.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+
+from hugind.confine.plan import ChildPlan, symlinked_system_dirs
+from hugind.confine.probe import LAUNCHER, Capabilities
+
+# /proc, /dev and /tmp are replaced at depth 1, before deeper binds (a root
+# under /tmp must stay visible on top of the private /tmp).
+SPECIAL_MOUNTS = (("--proc", "/proc"), ("--dev", "/dev"), ("--tmpfs", "/tmp"), ("--tmpfs", "/var/tmp"))
+
+
+@dataclass(frozen=True)
+class ProxyEndpoint:
+    """Where a confined child's only route out leads (see hugind.confine.proxy)."""
+
+    socket_path: str
+    port: int
+    forwarder: str  # path of the stdlib-only forwarder script
+    env: dict[str, str]
+
+
+@dataclass(frozen=True)
+class Launch:
+    argv: list[str]
+    env: dict[str, str]
+    layers: tuple[str, ...]  # what holds the child, for the audit and `hugind check`
+    missing: tuple[str, ...]  # layers the plan needs that this machine lacks
+
+
+def missing_layers(plan: ChildPlan, caps: Capabilities) -> tuple[str, ...]:
+    missing = []
+    if caps.filesystem is None:
+        missing.append("filesystem (needs bubblewrap or Landlock)")
+    if caps.processes is None:
+        missing.append(f"processes (needs bubblewrap or user namespaces: {caps.namespaces_problem})")
+    if caps.network is None:
+        missing.append("network (needs bubblewrap, user namespaces or Landlock ABI 4)")
+    return tuple(missing)
+
+
+def layers_of(caps: Capabilities) -> tuple[str, ...]:
+    found = [caps.filesystem, caps.processes, caps.network]
+    return (*tuple(layer for layer in found if layer), "rlimits", "environment")
+
+
+def _depth(path: str) -> int:
+    return 0 if path == "/" else path.rstrip("/").count("/")
+
+
+def bwrap_argv(plan: ChildPlan, bwrap: str, prlimit: str | None, proxy: ProxyEndpoint | None) -> list[str]:
+    argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user", "--disable-userns"]
+    argv += ["--cap-drop", "ALL"]
+    binds: list[tuple[int, list[str]]] = []
+    for path in plan.read:
+        binds.append((_depth(path), ["--ro-bind", path, path]))
+    for path in plan.write:
+        binds.append((_depth(path), ["--bind", path, path]))
+    if proxy is not None:
+        sock_dir = os.path.dirname(proxy.socket_path)
+        binds.append((_depth(sock_dir), ["--bind", sock_dir, sock_dir]))
+        for path in _python_paths():
+            binds.append((_depth(path), ["--ro-bind", path, path]))
+    for link, target in symlinked_system_dirs():
+        binds.append((1, ["--symlink", target, link]))
+    # Sorting by depth (stable) mounts parents before what lies inside them.
+    binds.sort(key=lambda item: item[0])
+    specials_done = False
+    for depth, words in binds:
+        if depth >= 1 and not specials_done:
+            for flag, where in SPECIAL_MOUNTS:
+                argv += [flag, where]
+            specials_done = True
+        argv += words
+    if not specials_done:
+        for flag, where in SPECIAL_MOUNTS:
+            argv += [flag, where]
+    for path in plan.hide:
+        if os.path.isdir(path) and not os.path.islink(path):
+            argv += ["--tmpfs", path, "--remount-ro", path]
+        else:
+            argv += ["--ro-bind", "/dev/null", path]
+    if any(p == "/" for p in (*plan.read, *plan.write)):
+        argv += ["--tmpfs", "/sys", "--remount-ro", "/sys", "--tmpfs", "/run", "--remount-ro", "/run"]
+    argv += ["--chdir", plan.cwd, "--"]
+    if prlimit:
+        argv += [prlimit, *(f"--{name}={value}:{value}" for name, value in plan.rlimits.as_dict().items()), "--"]
+    if proxy is not None:
+        argv += [sys.executable, "-I", "-S", proxy.forwarder, "--port", str(proxy.port)]
+        argv += ["--unix", proxy.socket_path, "--"]
+    return argv + list(plan.argv)
+
+
+def _python_paths() -> list[str]:
+    """What the forwarder (a Python script) needs to run inside the view."""
+    prefix = os.path.realpath(sys.base_prefix)
+    return [] if prefix.startswith("/usr/") or prefix == "/usr" else [prefix]
+
+
+def launcher_argv(plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None) -> list[str]:
+    read = list(plan.read)
+    if proxy is not None:
+        read += _python_paths()
+    spec = {
+        "parent": os.getpid(),
+        "namespaces": caps.namespaces,
+        "loopback": proxy is not None,
+        "landlock": caps.landlock_abi,
+        "read": read,
+        "write": list(plan.write),
+        "hide": list(plan.hide),
+        "rlimits": plan.rlimits.as_dict(),
+        "restrict_tcp": True,
+        "tcp_port": proxy.port if proxy is not None else None,
+    }
+    argv = [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(spec), "--"]
+    if proxy is not None:
+        argv += [sys.executable, "-I", "-S", proxy.forwarder, "--port", str(proxy.port)]
+        argv += ["--unix", proxy.socket_path, "--"]
+    return argv + list(plan.argv)
+
+
+def confined(plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None = None) -> Launch:
+    """How to start ``plan`` on this machine. A network plan without a proxy gets no network."""
+    if plan.network != "proxy":
+        proxy = None
+    env = dict(plan.env)
+    if proxy is not None:
+        env.update(proxy.env)
+    argv = bwrap_argv(plan, caps.bwrap, caps.prlimit, proxy) if caps.bwrap else launcher_argv(plan, caps, proxy)
+    return Launch(argv, env, layers_of(caps), missing_layers(plan, caps))

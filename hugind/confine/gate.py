@@ -1,0 +1,47 @@
+"""Before a child starts: plan it from the policy, and refuse or warn when a layer is missing.
+
+The one place shell commands and MCP servers become confined launches, so
+both follow the same rules: under ``shell.require_confinement`` (always on
+under ``--strict``) a missing layer is an audited denial (``<capability>.confinement``)
+naming the missing kernel feature; otherwise hugind warns once per run and
+starts the child with the layers it has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from hugind.confine.command import Launch, ProxyEndpoint, confined
+from hugind.confine.plan import plan_child
+from hugind.confine.probe import capabilities
+from hugind.errors import PermissionDenied
+
+
+def prepare(
+    engine: Any,
+    argv: Sequence[str],
+    cwd: str,
+    env: dict[str, str],
+    *,
+    capability: str,
+    request: dict[str, Any],
+    proxy: ProxyEndpoint | None = None,
+    extra_read: tuple[str, ...] = (),
+) -> Launch:
+    plan = plan_child(engine, tuple(argv), cwd, env, kind=capability, extra_read=extra_read)
+    launch = confined(plan, capabilities(), proxy)
+    if launch.missing:
+        reason = f"{capability}: this machine cannot confine the child: missing {'; '.join(launch.missing)}"
+        if engine.policy.shell.require_confinement:
+            engine.record(capability, {**request, "missing": list(launch.missing)}, False, f"{capability}.confinement")
+            err = PermissionDenied(f"{reason} (shell.require_confinement is on)")
+            err.recorded = True
+            raise err
+        engine.warn_once("confinement", f"{reason}; starting it with the layers available")
+    if plan.network == "proxy" and proxy is None:
+        engine.warn_once(
+            "child-network",
+            f"{capability}: the policy allows network, but children get none here (no filtering proxy available)",
+        )
+    return launch

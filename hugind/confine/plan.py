@@ -1,0 +1,165 @@
+"""One policy, two enforcers: the plan a confined child runs under.
+
+:func:`plan_child` reads the same ``PolicyEngine`` that decides ``fs.*`` and
+``fetch`` calls and says what the child may see: the system directories a
+program needs to run (read-only, ``/etc`` without its secrets), the policy's
+readable roots (read-only), its writable roots (read-write, only in
+``read-write`` and ``scratch`` modes), the program itself and its working
+directory; whether it gets a network (never a direct one); and its rlimits.
+bubblewrap and Landlock both enforce this one plan, so the fs policy means
+the same thing whichever layer holds it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hugind.paths import internal_dirs
+
+MiB = 1024 * 1024
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+# Files under /etc that hold secrets a child never needs (root-run hugind's
+# children could otherwise read them: they keep the caller's uid).
+ETC_SECRETS = (
+    "shadow",
+    "shadow-",
+    "gshadow",
+    "gshadow-",
+    "sudoers",
+    "sudoers.d",
+    "ssh",
+    "ssl/private",
+    "security/opasswd",
+    "krb5.keytab",
+    ".pwd.lock",
+)
+MAX_PROCESSES = 256
+MAX_OPEN_FILES = 1024
+MIN_DATA_BYTES = 256 * MiB
+
+
+@dataclass(frozen=True)
+class Rlimits:
+    processes: int = MAX_PROCESSES  # RLIMIT_NPROC: bounds fork bombs
+    file_size: int = 16 * MiB  # RLIMIT_FSIZE: largest file the child may write
+    cpu_seconds: int = 60  # RLIMIT_CPU, per process
+    data_bytes: int = 512 * MiB  # RLIMIT_DATA: heap and private writable mappings
+    open_files: int = MAX_OPEN_FILES  # RLIMIT_NOFILE
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "nproc": self.processes,
+            "fsize": self.file_size,
+            "cpu": self.cpu_seconds,
+            "data": self.data_bytes,
+            "nofile": self.open_files,
+            "core": 0,
+        }
+
+
+@dataclass(frozen=True)
+class ChildPlan:
+    argv: tuple[str, ...]
+    cwd: str
+    env: dict[str, str]
+    read: tuple[str, ...]  # read-only paths (system dirs, readable roots, the program, cwd)
+    write: tuple[str, ...]  # read-write paths (writable roots)
+    hide: tuple[str, ...]  # paths inside a granted one that the child must not see
+    network: str = "none"  # "none" | "proxy"
+    rlimits: Rlimits = field(default_factory=Rlimits)
+    kind: str = "shell"  # "shell" | "mcp": for messages
+
+
+def _exists(path: str) -> bool:
+    return os.path.lexists(path)
+
+
+def etc_secrets() -> tuple[str, ...]:
+    return tuple(f"/etc/{name}" for name in ETC_SECRETS if _exists(f"/etc/{name}"))
+
+
+def _inside(path: str, roots: list[str]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def _dedupe(paths: list[str]) -> list[str]:
+    """Drop paths already covered by another path of the list (keeps the outermost)."""
+    out: list[str] = []
+    for path in sorted(set(paths), key=lambda p: (p.count("/"), p)):
+        if not _inside(path, out):
+            out.append(path)
+    return out
+
+
+def fs_grants(engine: Any) -> tuple[list[str], list[str]]:
+    """(readable, writable) resolved roots of the policy, per ``runtime_fs_mode``."""
+    mode = engine.policy.fs.mode
+    if mode == "none":
+        return [], []
+    view = engine.fs_view()
+    readable = [str(r.path) for r in view.readable if os.path.exists(r.path)]
+    writable = [str(r.path) for r in view.writable if os.path.exists(r.path)]
+    return readable, writable
+
+
+def plan_child(
+    engine: Any,
+    argv: tuple[str, ...] | list[str],
+    cwd: str,
+    env: dict[str, str],
+    *,
+    kind: str = "shell",
+    extra_read: tuple[str, ...] = (),
+) -> ChildPlan:
+    """The confinement of one child, derived from the run's policy."""
+    policy = engine.policy
+    readable, writable = fs_grants(engine)
+    system = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    program = os.path.realpath(argv[0]) if argv and os.path.isabs(argv[0]) else None
+    read = [*system, "/etc", *readable, *extra_read]
+    if program and not _inside(program, read):
+        read.append(program)
+    real_cwd = os.path.realpath(cwd)
+    if not _inside(real_cwd, read + writable):
+        read.append(real_cwd)
+    writable = _dedupe(writable)
+    # A readable path inside a writable root is writable by the policy: no ro bind over it.
+    read = [p for p in _dedupe(read) if not _inside(p, writable)]
+    granted = read + writable
+    hide = [str(d) for d in internal_dirs() if _inside(str(d), granted)]
+    hide += [s for s in etc_secrets() if _inside(s, granted)]
+    timeout = policy.shell.timeout if kind == "shell" else policy.limits.timeout
+    rlimits = Rlimits(
+        file_size=max(policy.fs.max_write_bytes, 1 * MiB),
+        cpu_seconds=max(1, math.ceil(timeout) + 1),
+        data_bytes=max(policy.limits.memory_mb * MiB, MIN_DATA_BYTES),
+    )
+    network = "proxy" if policy.net.allow else "none"
+    return ChildPlan(
+        argv=tuple(argv),
+        cwd=real_cwd,
+        env=dict(env),
+        read=tuple(read),
+        write=tuple(writable),
+        hide=tuple(sorted(set(hide))),
+        network=network,
+        rlimits=rlimits,
+        kind=kind,
+    )
+
+
+def symlinked_system_dirs() -> list[tuple[str, str]]:
+    """(link, target) for /bin, /lib ... that are symlinks on merged-/usr systems."""
+    out = []
+    for d in SYSTEM_DIRS:
+        if os.path.islink(d):
+            out.append((d, os.readlink(d)))
+    return out
+
+
+def is_dir(path: str) -> bool:
+    return Path(path).is_dir()

@@ -1,0 +1,124 @@
+"""What this machine offers for confining children, probed once per process.
+
+Each layer is probed by asking the kernel (Landlock's ABI version) or by
+running the mechanism for real once (a bwrap sandbox, a user+PID+network
+namespace), because a binary or a sysctl being present does not mean the
+mechanism works here (containers often forbid nested namespaces).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+# Tests (and people diagnosing a machine) point this at another bwrap, or at
+# "none" to take the path a machine without bubblewrap takes.
+BWRAP_ENV = "HUGIND_BWRAP"
+SYS_LANDLOCK_CREATE_RULESET = 444
+LANDLOCK_CREATE_RULESET_VERSION = 1
+LAUNCHER = Path(__file__).resolve().parent / "launcher.py"
+PROBE_TIMEOUT = 10.0
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    bwrap: str | None  # the bwrap executable that works here, or None
+    bwrap_problem: str  # why not, when bwrap is None
+    landlock_abi: int  # 0: no Landlock
+    namespaces: bool  # user+PID+network namespaces can be made without bwrap
+    namespaces_problem: str
+    prlimit: str | None  # util-linux prlimit, to set rlimits inside a bwrap sandbox
+
+    @property
+    def filesystem(self) -> str | None:
+        if self.bwrap:
+            return "bubblewrap mount namespace"
+        if self.landlock_abi:
+            return f"Landlock ABI {self.landlock_abi}"
+        return None
+
+    @property
+    def processes(self) -> str | None:
+        if self.bwrap:
+            return "bubblewrap PID namespace"
+        if self.namespaces:
+            return "PID namespace (unshare)"
+        return None
+
+    @property
+    def network(self) -> str | None:
+        if self.bwrap:
+            return "bubblewrap network namespace"
+        if self.namespaces:
+            return "network namespace (unshare)"
+        if self.landlock_abi >= 4:
+            return f"Landlock ABI {self.landlock_abi} (TCP only)"
+        return None
+
+
+def landlock_abi() -> int:
+    if not sys.platform.startswith("linux"):
+        return 0
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.syscall.restype = ctypes.c_long
+    version = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), LANDLOCK_CREATE_RULESET_VERSION)
+    return max(0, int(version))
+
+
+def _run_probe(argv: list[str]) -> str:
+    """'' when ``argv`` ran and exited 0, else the first line of what went wrong."""
+    try:
+        proc = subprocess.run(
+            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT, env={"PATH": "/usr/bin:/bin"}
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+    if proc.returncode == 0:
+        return ""
+    text = proc.stderr.decode(errors="replace").strip().splitlines()
+    return text[-1] if text else f"exit status {proc.returncode}"
+
+
+def _find_bwrap() -> tuple[str | None, str]:
+    choice = os.environ.get(BWRAP_ENV)
+    if choice is not None and choice.strip().lower() in ("", "none", "0", "off"):
+        return None, f"disabled by {BWRAP_ENV}={choice}"
+    path = choice or shutil.which("bwrap") or next((p for p in ("/usr/bin/bwrap",) if os.access(p, os.X_OK)), None)
+    if path is None:
+        return None, "bwrap (bubblewrap) is not installed"
+    problem = _run_probe(
+        [
+            path,
+            "--ro-bind",
+            "/",
+            "/",
+            "--unshare-all",
+            "--unshare-user",
+            "--disable-userns",
+            "--die-with-parent",
+            "true",
+        ]
+    )
+    if problem:
+        return None, f"{path} cannot create a sandbox here: {problem}"
+    return path, ""
+
+
+@functools.lru_cache(maxsize=4)
+def _probe(bwrap_choice: str | None) -> Capabilities:
+    bwrap, bwrap_problem = _find_bwrap()
+    abi = landlock_abi()
+    problem = _run_probe([sys.executable, "-I", "-S", str(LAUNCHER), "--probe"])
+    prlimit = shutil.which("prlimit", path="/usr/bin:/bin")
+    return Capabilities(bwrap, bwrap_problem, abi, not problem, problem, prlimit)
+
+
+def capabilities() -> Capabilities:
+    """The confinement layers this machine offers (cached per ``HUGIND_BWRAP`` value)."""
+    return _probe(os.environ.get(BWRAP_ENV))
