@@ -153,7 +153,9 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
         if agent.manifest.mcp:  # the MCP stack is loaded only for agents that declare servers
             from hugind.mcp import McpHub
 
-            mcp_hub = McpHub.for_agent(agent, strict=options.strict, host_env=host_env, policy_file=options.policy_file)
+            mcp_hub = McpHub.for_agent(
+                agent, strict=options.strict, host_env=host_env, policy_file=options.policy_file, engine=engine
+            )
         # Per-run services on a copy: a RunOptions reused for another run must
         # not hand it this run's (soon closed) backend or MCP hub.
         services = {"llm": llm, "mcp": mcp_hub, **options.services}

@@ -127,6 +127,9 @@ def launcher_argv(plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | No
         "rlimits": plan.rlimits.as_dict(),
         "restrict_tcp": True,
         "tcp_port": proxy.port if proxy is not None else None,
+        # Python's locale coercion (PEP 538) adds LC_CTYPE to the launcher's own
+        # environment; the program must get exactly the planned one.
+        "env_drop": [] if "LC_CTYPE" in plan.env else ["LC_CTYPE"],
     }
     argv = [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(spec), "--"]
     if proxy is not None:

@@ -163,8 +163,9 @@ def launch(spec: dict, argv: list[str]) -> None:
     _set_rlimits(spec.get("rlimits", {}))
     if spec.get("landlock"):
         _landlock(spec)
+    env = {k: v for k, v in os.environ.items() if k not in spec.get("env_drop", ())}
     try:
-        os.execv(argv[0], argv)
+        os.execve(argv[0], argv, env)
     except OSError as exc:
         raise LaunchError(f"cannot execute {argv[0]}: {exc.strerror}") from None
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hugind.errors import HostCallError, HostIOError, InvalidArgument, NotFound, Timeout
+from hugind.errors import HostCallError, HostIOError, InvalidArgument, NotFound, PermissionDenied, Timeout
 from hugind.mcp.config import ServerSpec, child_env, host_values, parse_servers, redact, resolve_command
 from hugind.mcp.policy import McpPolicy, audit, parse_mcp_policy, parse_preset_mcp
 from hugind.mcp.process import ProcessInfo, StderrTail
@@ -88,11 +88,18 @@ def result_json(result: Any) -> dict[str, Any]:
 
 class McpHub:
     def __init__(
-        self, specs: tuple[ServerSpec, ...], policy: McpPolicy, host_env: Mapping[str, str] | None = None
+        self,
+        specs: tuple[ServerSpec, ...],
+        policy: McpPolicy,
+        host_env: Mapping[str, str] | None = None,
+        engine: Any = None,
     ) -> None:
         self.specs = {spec.name: spec for spec in specs}
         self.policy = policy
         self.host_env = dict(host_env or {})
+        # The run's PolicyEngine: servers start confined by the same policy as shell children.
+        self.engine = engine
+        self.child_proxy: Any = None  # callable -> ProxyEndpoint | None, set by the run
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
@@ -107,6 +114,7 @@ class McpHub:
         strict: bool = False,
         host_env: Mapping[str, str] | None = None,
         policy_file: str | Path | None = None,
+        engine: Any = None,
     ) -> McpHub:
         """From a loaded agent's manifest (and the ``--policy`` preset, which can only tighten).
 
@@ -117,7 +125,7 @@ class McpHub:
         policy = parse_mcp_policy(manifest.permissions, [s.name for s in specs], strict=strict, source=manifest.source)
         if policy_file is not None:
             policy = policy.tightened(parse_preset_mcp(load_preset(policy_file)))
-        return cls(specs, policy, host_env)
+        return cls(specs, policy, host_env, engine)
 
     @property
     def declared(self) -> list[str]:
@@ -270,7 +278,8 @@ class McpHub:
 
             command = resolve_command(spec)
             env = child_env(spec, self.host_env)
-            transport = stdio_transport(command, spec.args, env, spec.root, server.tail, server.process)
+            argv, env = self._confined(spec, command, env)
+            transport = stdio_transport(argv[0], argv[1:], env, spec.root, server.tail, server.process)
             info = mcp.Implementation(name="hugind", version=__version__)
             async with mcp.Client(transport, client_info=info) as client:
                 server.tools = await self._fetch_tools(client)
@@ -287,6 +296,19 @@ class McpHub:
             if server.error is None:
                 server.error = HostIOError(f"mcp: server '{spec.name}' has been shut down")
             server.ready.set()
+
+    def _confined(self, spec: ServerSpec, command: str, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+        """The server's argv and env inside the run's confinement (hugind.confine)."""
+        if self.engine is None:
+            raise PermissionDenied(f"mcp: cannot start server '{spec.name}': no policy is in force")
+        from hugind.confine.gate import prepare
+
+        proxy = self.child_proxy() if self.child_proxy else None
+        request = {"op": "start", "server": spec.name, "command": command}
+        launch = prepare(
+            self.engine, [command, *spec.args], str(spec.root), env, capability="mcp", request=request, proxy=proxy
+        )
+        return launch.argv, launch.env
 
     def _failure(self, server: _Server, what: str, exc: BaseException) -> HostIOError:
         spec = server.spec

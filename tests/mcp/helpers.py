@@ -6,7 +6,22 @@ import json
 from pathlib import Path
 from typing import Any
 
+from tests.conftest import REPO
 from tests.runtime.helpers import Captured, run_captured
+
+# Servers run confined: they see what the policy lets the agent see, so the
+# reference servers' folder is a readable root of every test agent.
+SERVERS_DIR = REPO / "tests" / "mcp_servers"
+
+
+def with_server_roots(manifest: dict[str, Any], write: tuple[Path, ...] = ()) -> dict[str, Any]:
+    perms = manifest.setdefault("permissions", {})
+    fs = perms.setdefault("filesystem", {})
+    fs.setdefault("read", []).append(str(SERVERS_DIR))
+    if write:
+        fs.setdefault("write", []).extend(str(p) for p in write)
+    return manifest
+
 
 # plan: {"list": bool, "calls": [[name, args], ...], "parallel": bool}
 PLAN_AGENT = """
@@ -44,11 +59,13 @@ export default async function (input) {
 """
 
 
-def plan_agent(make_agent: Any, servers: list[dict], mcp_policy: dict | None = None, **keys: Any) -> Path:
+def plan_agent(
+    make_agent: Any, servers: list[dict], mcp_policy: dict | None = None, write: tuple[Path, ...] = (), **keys: Any
+) -> Path:
     manifest: dict[str, Any] = {"name": "mcp-agent", "entry_point": "main.js", "mcp": servers, **keys}
     if mcp_policy is not None:
         manifest.setdefault("permissions", {})["mcp"] = mcp_policy
-    return make_agent({"main.js": PLAN_AGENT}, manifest=manifest)
+    return make_agent({"main.js": PLAN_AGENT}, manifest=with_server_roots(manifest, write))
 
 
 def run_plan(agent: Path, plan: dict, **options: Any) -> tuple[dict, Captured]:

@@ -4,7 +4,7 @@ go to the MCP hub (real server-everything), mixed with guest tools, results in c
 from __future__ import annotations
 
 from hugind.agentic_run import mcp_tool_result, mcp_tool_specs
-from tests.mcp.helpers import audit_entries
+from tests.mcp.helpers import audit_entries, with_server_roots
 from tests.runtime.helpers import run_captured
 from tests.support.chat_server import ChatServer, Reply, tool_call
 
@@ -30,7 +30,7 @@ def _agent(make_agent, servers, mcp_policy):
         "mcp": servers,
         "permissions": {"mcp": mcp_policy},
     }
-    return make_agent(AGENT, manifest=manifest)
+    return make_agent(AGENT, manifest=with_server_roots(manifest))
 
 
 def test_model_calls_mcp_and_guest_tools_in_one_turn(make_agent, everything, tmp_path):

@@ -144,6 +144,7 @@ def test_the_child_gets_only_the_named_environment(make_agent, everything):
     host = {"HUGIND_TEST_TOKEN": "s3cret", "HOME": "/root", "AWS_SECRET_ACCESS_KEY": "nope"}
     value, _ = run_plan(agent, {"calls": [["get-env", {}]]}, env=host)
     seen = json.loads(texts(value["calls"][0]["ok"])[0])
+    seen.pop("PWD", None)  # bubblewrap always names the working directory
     assert seen == {"GREETING": "literal", "TOKEN": "tok-s3cret-end"}
 
 
@@ -161,7 +162,7 @@ def test_server_filesystem_under_a_tmp_dir(make_agent, filesystem, tmp_path):
     root = tmp_path / "shared"
     root.mkdir()
     (root / "notes.txt").write_text("first line\n")
-    agent = plan_agent(make_agent, [filesystem(root)], {"allow": True, "tools": ["files:*"]})
+    agent = plan_agent(make_agent, [filesystem(root)], {"allow": True, "tools": ["files:*"]}, write=(root,))
     real = root.resolve()
     plan = {
         "calls": [
