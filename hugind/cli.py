@@ -100,6 +100,8 @@ def check(
         hub = McpHub.for_agent(loaded, strict=strict, host_env={}, policy_file=policy)
     except HugindError as err:
         raise _fail(err) from None
+    from hugind.confine.report import confinement_json, confinement_lines
+
     manifest = loaded.manifest
     mcp_lines = _describe_mcp(hub)
     if as_json:
@@ -117,13 +119,14 @@ def check(
                 "allowed_tools": list(hub.policy.tools) if hub.policy.tools is not None else None,
                 "timeout": hub.policy.timeout,
             },
+            "confinement": confinement_json(engine.policy),
         }
         typer.echo(json.dumps(doc, indent=2))
         return
     typer.echo(f"agent {manifest.name} ({manifest.mode}, {loaded.runtime}): {manifest.entry_point}")
     env = ", ".join(f"{v.name}{' (required)' if v.required else ''}" for v in manifest.env) or "none"
     typer.echo(f"env passed to the agent: {env}")
-    for line in [*engine.describe(), *mcp_lines]:
+    for line in [*engine.describe(), *mcp_lines, *confinement_lines(engine.policy)]:
         typer.echo(line)
 
 

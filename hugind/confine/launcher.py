@@ -4,8 +4,11 @@ Runs as the child hugind starts (standard library only, ``-I -S`` keeps the
 host's site-packages and environment out). In order:
 
 1. die with hugind (``PR_SET_PDEATHSIG``), checked against a race;
-2. new user, PID, network, IPC and UTS namespaces (``unshare``), mapping
-   only the caller's own uid/gid;
+2. new user, mount, PID, network, IPC and UTS namespaces (``unshare``),
+   mapping only the caller's own uid/gid; every mount becomes read-only,
+   nosuid and nodev except bind mounts of the writable roots, so what
+   Landlock does not cover (chmod, chown, timestamps) cannot touch files
+   outside them either;
 3. fork twice: a small init becomes PID 1 of the new PID namespace and
    the program PID 2 (so it keeps ordinary signal semantics); when the
    program ends, init exits and the kernel kills everything it left behind
@@ -28,12 +31,22 @@ import resource
 import signal
 import sys
 
+CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
 CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 PR_SET_PDEATHSIG = 1
+SYS_MOUNT_SETATTR = 442
+AT_FDCWD = -100
+AT_RECURSIVE = 0x8000
+MOUNT_ATTR_RDONLY = 0x1
+MOUNT_ATTR_NOSUID = 0x2
+MOUNT_ATTR_NODEV = 0x4
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 1 << 18
 SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 IFF_UP = 0x1
@@ -74,16 +87,48 @@ def _write(path: str, text: str) -> None:
 
 def _unshare() -> None:
     uid, gid = os.geteuid(), os.getegid()
-    flags = CLONE_NEWUSER | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
     if _libc().unshare(flags) != 0:
         err = ctypes.get_errno()
-        raise LaunchError(f"unshare(user, pid, net, ipc, uts) failed: {os.strerror(err)}")
+        raise LaunchError(f"unshare(user, mount, pid, net, ipc, uts) failed: {os.strerror(err)}")
     try:
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
     except OSError as exc:
         raise LaunchError(f"cannot map the user namespace: {exc.strerror}") from None
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
+
+
+def _mount_setattr(path: str, flags: int, attr_set: int, attr_clr: int) -> None:
+    libc = _libc()
+    libc.syscall.restype = ctypes.c_long
+    attr = _MountAttr(attr_set, attr_clr, 0, 0)
+    if libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), flags, ctypes.byref(attr), ctypes.sizeof(attr)) != 0:
+        raise LaunchError(f"mount_setattr({path}) failed: {os.strerror(ctypes.get_errno())}")
+
+
+def _read_only_except(writable: list[str]) -> None:
+    """Every mount read-only (nosuid, nodev), then each writable root bound writable again."""
+    libc = _libc()
+    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+        raise LaunchError(f"cannot make the mounts private: {os.strerror(ctypes.get_errno())}")
+    flags = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
+    _mount_setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | flags, 0)
+    for path in writable:
+        if not os.path.exists(path):
+            continue
+        if libc.mount(path.encode(), path.encode(), None, MS_BIND | MS_REC, None) != 0:
+            raise LaunchError(f"cannot bind {path}: {os.strerror(ctypes.get_errno())}")
+        _mount_setattr(path, AT_RECURSIVE, flags, MOUNT_ATTR_RDONLY)
 
 
 def _loopback_up() -> None:
@@ -156,6 +201,7 @@ def launch(spec: dict, argv: list[str]) -> None:
     _die_with_parent(int(spec.get("parent", 0)))
     if spec.get("namespaces"):
         _unshare()
+        _read_only_except(list(spec.get("write", [])))
         if spec.get("loopback"):
             _loopback_up()
         _fork_and_relay(reap_all=False)  # this process stays outside the new PID namespace

@@ -132,12 +132,6 @@ def plan_child(
     granted = read + writable
     hide = [str(d) for d in internal_dirs() if _inside(str(d), granted)]
     hide += [s for s in etc_secrets() if _inside(s, granted)]
-    timeout = policy.shell.timeout if kind == "shell" else policy.limits.timeout
-    rlimits = Rlimits(
-        file_size=max(policy.fs.max_write_bytes, 1 * MiB),
-        cpu_seconds=max(1, math.ceil(timeout) + 1),
-        data_bytes=max(policy.limits.memory_mb * MiB, MIN_DATA_BYTES),
-    )
     network = "proxy" if policy.net.allow else "none"
     return ChildPlan(
         argv=tuple(argv),
@@ -147,8 +141,19 @@ def plan_child(
         write=tuple(writable),
         hide=tuple(sorted(set(hide))),
         network=network,
-        rlimits=rlimits,
+        rlimits=rlimits_for(policy, kind),
         kind=kind,
+    )
+
+
+def rlimits_for(policy: Any, kind: str) -> Rlimits:
+    """Per-child caps from the policy: file size from the fs write cap, CPU from the
+    command's (or for an MCP server the run's) timeout, data from the memory cap."""
+    timeout = policy.shell.timeout if kind == "shell" else policy.limits.timeout
+    return Rlimits(
+        file_size=max(policy.fs.max_write_bytes, 1 * MiB),
+        cpu_seconds=max(1, math.ceil(timeout) + 1),
+        data_bytes=max(policy.limits.memory_mb * MiB, MIN_DATA_BYTES),
     )
 
 

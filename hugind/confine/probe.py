@@ -20,6 +20,10 @@ from pathlib import Path
 # Tests (and people diagnosing a machine) point this at another bwrap, or at
 # "none" to take the path a machine without bubblewrap takes.
 BWRAP_ENV = "HUGIND_BWRAP"
+# Comma list of layers to treat as unavailable (bwrap, namespaces, landlock):
+# shows what a poorer machine does. It can only take layers away, and a run
+# that requires confinement then refuses children instead of running them bare.
+DISABLE_ENV = "HUGIND_CONFINE_DISABLE"
 SYS_LANDLOCK_CREATE_RULESET = 444
 LANDLOCK_CREATE_RULESET_VERSION = 1
 LAUNCHER = Path(__file__).resolve().parent / "launcher.py"
@@ -110,15 +114,22 @@ def _find_bwrap() -> tuple[str | None, str]:
     return path, ""
 
 
-@functools.lru_cache(maxsize=4)
-def _probe(bwrap_choice: str | None) -> Capabilities:
-    bwrap, bwrap_problem = _find_bwrap()
-    abi = landlock_abi()
-    problem = _run_probe([sys.executable, "-I", "-S", str(LAUNCHER), "--probe"])
+@functools.lru_cache(maxsize=8)
+def _probe(bwrap_choice: str | None, disabled: frozenset[str]) -> Capabilities:
+    if "bwrap" in disabled:
+        bwrap, bwrap_problem = None, f"disabled by {DISABLE_ENV}"
+    else:
+        bwrap, bwrap_problem = _find_bwrap()
+    abi = 0 if "landlock" in disabled else landlock_abi()
+    if "namespaces" in disabled:
+        problem = f"disabled by {DISABLE_ENV}"
+    else:
+        problem = _run_probe([sys.executable, "-I", "-S", str(LAUNCHER), "--probe"])
     prlimit = shutil.which("prlimit", path="/usr/bin:/bin")
     return Capabilities(bwrap, bwrap_problem, abi, not problem, problem, prlimit)
 
 
 def capabilities() -> Capabilities:
-    """The confinement layers this machine offers (cached per ``HUGIND_BWRAP`` value)."""
-    return _probe(os.environ.get(BWRAP_ENV))
+    """The confinement layers this machine offers (cached per probing environment)."""
+    disabled = frozenset(w.strip() for w in os.environ.get(DISABLE_ENV, "").split(",") if w.strip())
+    return _probe(os.environ.get(BWRAP_ENV), disabled)

@@ -1,0 +1,71 @@
+"""What `hugind check` says about child confinement on this machine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hugind.confine.plan import rlimits_for
+from hugind.confine.probe import Capabilities, capabilities
+
+MiB = 1024 * 1024
+
+
+def _missing(caps: Capabilities) -> list[str]:
+    out = []
+    if caps.filesystem is None:
+        out.append("filesystem: needs bubblewrap or Landlock")
+    if caps.processes is None:
+        out.append(f"processes: needs bubblewrap or user namespaces ({caps.namespaces_problem})")
+    if caps.network is None:
+        out.append("network: needs bubblewrap, user namespaces or Landlock ABI 4")
+    return out
+
+
+def confinement_json(policy: Any, caps: Capabilities | None = None) -> dict[str, Any]:
+    caps = caps or capabilities()
+    missing = _missing(caps)
+    limits = rlimits_for(policy, "shell")
+    if not missing:
+        verdict = "confined"
+    elif policy.shell.require_confinement:
+        verdict = "denied: children cannot start (shell.require_confinement)"
+    else:
+        verdict = "partly confined: children start with a warning"
+    return {
+        "verdict": verdict,
+        "layers": {
+            "filesystem": caps.filesystem,
+            "processes": caps.processes,
+            "network": caps.network,
+            "rlimits": True,
+            "environment": "built from scratch",
+        },
+        "missing": missing,
+        "bwrap": caps.bwrap,
+        "bwrap_problem": caps.bwrap_problem or None,
+        "landlock_abi": caps.landlock_abi,
+        "user_namespaces": caps.namespaces,
+        "required": policy.shell.require_confinement,
+        "child_network": "filtering proxy (the network policy)" if policy.net.allow else "none",
+        "rlimits": limits.as_dict(),
+    }
+
+
+def confinement_lines(policy: Any, caps: Capabilities | None = None) -> list[str]:
+    doc = confinement_json(policy, caps)
+    layers = doc["layers"]
+    held = [f"{name}: {how}" for name, how in layers.items() if isinstance(how, str)]
+    lines = [f"children (shell, MCP servers): {doc['verdict']}"]
+    lines.append("  " + "; ".join(held))
+    if not doc["bwrap"]:
+        lines.append(f"  bubblewrap: not used ({doc['bwrap_problem']})")
+    for item in doc["missing"]:
+        lines.append(f"  missing {item}")
+    r = doc["rlimits"]
+    lines.append(
+        f"  per child: network {doc['child_network']}; at most {r['nproc']} processes, files up to "
+        f"{r['fsize'] // MiB} MiB, {r['cpu']} s CPU, {r['data'] // MiB} MiB data"
+    )
+    if doc["required"]:
+        lines.append("  required: yes (a missing layer denies the command)")
+    return lines

@@ -1,0 +1,307 @@
+"""Attacks by whitelisted programs on what the shell policy alone cannot hold.
+
+Every attack runs twice: with bubblewrap (the layer CI installs) and with
+the launcher hugind uses where bubblewrap is absent (user/PID/net
+namespaces + Landlock). Each is judged from outside: a secret that must not
+appear, a file that must not exist, a process that must be gone, a loopback
+listener that must see no connection. The comment on each test names the
+layer that holds it in each mode.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from hugind.confine.probe import capabilities
+from hugind.paths import engine_dir
+from tests.redteam.helpers import js, probe_source, run_attack, write_manifest
+from tests.support.processes import marker, wait_gone, with_marker
+
+SECRET = "hugind-redteam-host-secret-7f3a"
+
+
+@pytest.fixture(params=["bwrap", "launcher"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "launcher":
+        monkeypatch.setenv("HUGIND_BWRAP", "none")
+        caps = capabilities()
+        if not (caps.namespaces and caps.landlock_abi):
+            pytest.skip(f"no user namespaces or Landlock here: {caps.namespaces_problem}")
+    else:
+        monkeypatch.delenv("HUGIND_BWRAP", raising=False)
+        caps = capabilities()
+        if caps.bwrap is None:
+            pytest.skip(f"bubblewrap unavailable: {caps.bwrap_problem} (.ci/run installs it)")
+    monkeypatch.setenv("HUGIND_REDTEAM_SECRET", SECRET)  # in hugind's own environment
+    return request.param
+
+
+def shell(whitelist: list[str] | None, **keys: object) -> dict:
+    section: dict = {"allow": True, "timeout": 10}
+    if whitelist is not None:
+        section["whitelist"] = whitelist
+    return {"shell": section, **keys}
+
+
+def runs(*commands: str) -> str:
+    """A body running each command (detailed results, in order)."""
+    lines = ["const out = [];"]
+    for command in commands:
+        lines.append(f"out.push(await run_command({js(command)}, {{detailed: true}}));")
+    lines.append("return out;")
+    return "\n".join(lines)
+
+
+def outputs(out) -> str:
+    assert out.value["ok"], out.value
+    return "".join(r["stdout"] + r["stderr"] for r in out.value["value"])
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    """A directory outside every root of the attack agents, with a secret in it."""
+    path = tmp_path / "outside"
+    path.mkdir()
+    (path / "secret.txt").write_text(SECRET)
+    return path
+
+
+# --- /proc: hugind's environment (bwrap: own PID namespace and /proc; launcher: Landlock denies /proc)
+
+
+ENVIRON_HUNT = """
+const listing = await spawn('ls', ['/proc'], {detailed: true});
+const pids = listing.stdout.split(/\\s+/).filter((x) => /^[0-9]+$/.test(x));
+const found = [];
+for (const p of [...pids, 'self/..', 'self/../1', 'thread-self/../..']) {
+  const r = await spawn('cat', [`/proc/${p}/environ`], {detailed: true});
+  if (r.stdout.includes('HUGIND_REDTEAM_SECRET')) found.push(p);
+}
+return {pids: pids.length, found};
+"""
+
+
+def test_cat_cannot_read_hugind_environ_through_proc(cli, agent_dir, mode):
+    # hugind runs as a CLI process whose initial environment holds the secret (as an API key would).
+    root = agent_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "main.js").write_text(probe_source(ENVIRON_HUNT))
+    write_manifest(root, shell(["cat", "ls"]))
+    res = cli("run", str(root), env={"HUGIND_REDTEAM_SECRET": SECRET})
+    assert res.code == 0, res.stderr
+    assert SECRET not in res.stdout
+    value = json.loads(res.stdout)["value"]
+    assert value["found"] == []
+
+
+def test_no_hugind_process_is_visible(attack, mode):
+    # bwrap: the PID namespace shows only the sandbox; launcher: /proc is not readable at all.
+    out = attack(runs("ls /proc"), shell(["ls"]))
+    listing = out.value["value"][0]["stdout"].split()
+    assert str(os.getpid()) not in listing
+    assert len([p for p in listing if p.isdigit()]) <= 5
+
+
+# --- filesystem (bwrap: the mount view; launcher: Landlock) --------------------------------------
+
+
+def test_whitelisted_program_cannot_read_outside_the_readable_roots(attack, mode, outside):
+    out = attack(
+        runs(f"cat {outside}/secret.txt", f"ls {outside}", f"head -c 100 {outside}/secret.txt"),
+        shell(["cat", "ls", "head"], filesystem={"read": ["."]}),
+    )
+    assert SECRET not in outputs(out)
+    assert all(r["exit_code"] != 0 for r in out.value["value"])
+
+
+def test_whitelisted_program_cannot_write_outside_the_writable_roots_through_its_options(attack, mode, outside):
+    commands = (
+        f"sort -o {outside}/sorted data/words",
+        f"cp data/words {outside}/copied",
+        f"tee {outside}/teed",
+        f"dd if=data/words of={outside}/dd",
+        f"touch {outside}/secret.txt",
+        f"truncate -s 0 {outside}/secret.txt",
+    )
+
+    def body_root(root: Path) -> None:
+        (root / "data").mkdir()
+        (root / "data" / "words").write_text("b\na\n")
+        (root / "out").mkdir()
+
+    root = outside.parent / "agent-write"
+    root.mkdir()
+    body_root(root)
+    perms = shell(["sort", "cp", "tee", "dd", "touch", "truncate"], filesystem={"read": ["data"], "write": ["out"]})
+    out = run_attack(root, runs(*commands, "sort -o out/sorted data/words"), perms)
+    results = out.value["value"]
+    assert all(r["exit_code"] != 0 for r in results[:-1]), results
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    assert (outside / "secret.txt").read_text() == SECRET
+    assert results[-1]["exit_code"] == 0 and (root / "out" / "sorted").read_text() == "a\nb\n"  # inside: works
+
+
+def test_read_only_mode_makes_the_roots_read_only_for_children(agent_dir, mode):
+    root = agent_dir()
+    (root / "data").mkdir(parents=True)
+    (root / "data" / "keep").write_text("x")
+    perms = shell(["touch", "rm"], filesystem={"write": ["data"]})
+    out = run_attack(root, runs("touch data/new", "rm data/keep"), perms, manifest={"runtime_fs_mode": "read-only"})
+    assert all(r["exit_code"] != 0 for r in out.value["value"])
+    assert (root / "data" / "keep").exists() and not (root / "data" / "new").exists()
+
+
+def test_a_child_cannot_read_hugind_engine_even_inside_a_readable_root(attack, mode):
+    # The root contains hugind's engine dir: bwrap hides it under an empty tmpfs, Landlock carves it out.
+    package = engine_dir().parent
+    engine_file = engine_dir() / "BUILD_INFO.json"
+    assert engine_file.exists()
+    out = attack(
+        runs(f"cat {engine_file}", f"ls {engine_dir()}", f"head -c 20 {package / '__init__.py'}"),
+        shell(["cat", "ls", "head"], filesystem={"read": [str(package)]}),
+    )
+    read_engine, list_engine, read_package = out.value["value"]
+    assert read_engine["exit_code"] != 0 and "engine_sha256" not in read_engine["stdout"]
+    assert "hugind-js.wasm" not in list_engine["stdout"]
+    assert read_package["exit_code"] == 0 and read_package["stdout"]  # the rest of the root stays readable
+
+
+def test_a_child_cannot_read_hugind_cache(attack, mode):
+    from hugind.paths import cache_root
+
+    cache = cache_root()
+    out = attack(runs(f"ls -R {cache}"), shell(["ls"], filesystem={"read": ["."]}))
+    result = out.value["value"][0]
+    assert result["exit_code"] != 0 and ".cwasm" not in result["stdout"]
+
+
+def test_etc_secrets_are_hidden(attack, mode):
+    if not os.path.exists("/etc/shadow"):
+        pytest.skip("no /etc/shadow on this machine")
+    out = attack(runs("cat /etc/shadow", "cat /etc/passwd"), shell(["cat"]))
+    shadow, passwd = out.value["value"]
+    assert shadow["exit_code"] != 0 and "root:" not in shadow["stdout"]
+    assert passwd["exit_code"] == 0 and "root:" in passwd["stdout"]  # what programs need still works
+
+
+# --- processes (bwrap and launcher: the PID namespace dies with the command) --------------------
+
+
+@pytest.mark.parametrize(
+    "escape",
+    [
+        "setsid sleep {m} > /dev/null 2>&1 &",
+        "nohup sleep {m} > /dev/null 2>&1 &",
+        "sh -c '(sleep {m} &) &'",
+        "setsid sh -c 'sleep {m} & echo forked' &",
+    ],
+    ids=["setsid", "nohup", "double-fork", "setsid-double-fork"],
+)
+def test_escaped_children_die_with_the_command(attack, mode, escape):
+    mark = marker()
+    command = escape.format(m=mark) + " sleep 0.3; echo done"
+    out = attack(runs(command), shell(["sh", "setsid", "nohup", "sleep", "echo"]))
+    assert out.value["value"][0]["stdout"].endswith("done\n")
+    assert wait_gone(mark) == []
+
+
+def test_a_fork_bomb_is_bounded_and_dies(attack, mode):
+    mark = marker()
+    # Forks until the kernel says no, then keeps trying (gently: the test machine has 2 cores).
+    bomb = f"import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        time.sleep(0.05)\n# {mark}"
+    peak = [0]
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], len(with_marker(mark)))
+            time.sleep(0.05)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    started = time.monotonic()
+    try:
+        body = f"return await spawn('python3', ['-c', {js(bomb)}], {{detailed: true}});"
+        out = attack(body, {"shell": {"allow": True, "whitelist": ["python3"], "timeout": 2}})
+    finally:
+        stop.set()
+        sampler.join()
+    assert out.value["ok"] and out.value["value"]["timed_out"] is True
+    assert time.monotonic() - started < 60
+    assert peak[0] <= 300  # RLIMIT_NPROC 256 in the child's own user namespace
+    assert wait_gone(mark, within=5) == []
+
+
+# --- network (bwrap and launcher: an empty network namespace; launcher also: Landlock TCP) ------
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[int, list[bytes]]]:
+    """A loopback TCP listener on the host that records every connection it gets."""
+    seen: list[bytes] = []
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    sock.settimeout(0.2)
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    seen.append(conn.recv(100) or b"<connected>")
+                except OSError:
+                    seen.append(b"<connected>")
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield sock.getsockname()[1], seen
+    stop.set()
+    thread.join()
+    sock.close()
+
+
+CONNECT = (
+    "import socket,sys\n"
+    "try:\n"
+    "    s = socket.create_connection(('127.0.0.1', int(sys.argv[1])), timeout=2)\n"
+    "    s.sendall(b'leak'); print('CONNECTED')\n"
+    "except OSError as e:\n"
+    "    print('refused', e)\n"
+)
+
+
+def test_no_child_network_when_the_policy_denies_network(attack, mode, listener):
+    port, seen = listener
+    body = f"return await spawn('python3', ['-c', {js(CONNECT)}, '{port}'], {{detailed: true}});"
+    out = attack(body, {"shell": {"allow": True, "whitelist": ["python3"], "timeout": 10}})
+    assert "CONNECTED" not in out.value["value"]["stdout"]
+    time.sleep(0.3)
+    assert seen == []
+
+
+def test_no_direct_child_network_when_the_policy_allows_some_hosts(attack, mode, listener):
+    # Network allowed, but only to another port: the child has no route of its own to the host.
+    port, seen = listener
+    body = f"return await spawn('python3', ['-c', {js(CONNECT)}, '{port}'], {{detailed: true}});"
+    perms = {
+        "shell": {"allow": True, "whitelist": ["python3"], "timeout": 10},
+        "network": {"allow": True, "allowed_ips": [f"127.0.0.1:{port + 1}"]},
+    }
+    out = attack(body, perms)
+    assert "CONNECTED" not in out.value["value"]["stdout"]
+    time.sleep(0.3)
+    assert seen == []
