@@ -24,6 +24,7 @@ makes an edit detectable.
 from __future__ import annotations
 
 import json
+import posixpath
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -195,6 +196,10 @@ def _decode(data: bytes) -> Artifact:
     names: list[str] = meta["modules"]
     if len(set(names)) != len(names):
         raise _Malformed("its metadata lists a module twice")
+    for name in names:
+        # Only names the module loader can produce: a normalised relative .js path inside the root.
+        if posixpath.normpath(name) != name or name.startswith(("../", "/")) or not name.endswith(".js"):
+            raise _Malformed(f"module name {name!r} is not a relative .js path inside the agent")
     modules: dict[str, bytes] = {}
     for section, payload in sections[1:]:
         name = section.removeprefix(BYTECODE_PREFIX)

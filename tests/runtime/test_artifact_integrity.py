@@ -14,6 +14,7 @@ from pathlib import Path
 import wasmtime
 
 from hugind import artifact
+from hugind.errors import InvalidModule
 from tests.conftest import write_agent
 
 MARKER = "AGENT-CODE-RAN"
@@ -299,3 +300,27 @@ def test_check_reports_a_graph_that_does_not_compile_without_failing(cli, tmp_pa
     assert doc["digest"] is None and "SyntaxError" in doc["digest_error"]
     pinned = cli("check", str(agent), "--expect", "sha256:" + "0" * 64)
     assert pinned.code == 1 and "SyntaxError" in pinned.stderr
+
+
+def test_every_single_byte_flip_or_cut_is_an_invalid_module(cli, tmp_path):
+    """No edit anywhere in the file gets through, and none surfaces as anything but InvalidModule (exit 2)."""
+    out = tmp_path / "a.wasm"
+    _build(cli, _agent(tmp_path / "src"), out)
+    data = out.read_bytes()
+    assert artifact.decode(data, "a").modules
+    for at in range(len(data)):
+        for variant in (data[:at] + bytes([data[at] ^ 0x01]) + data[at + 1 :], data[:at]):
+            try:
+                artifact.decode(variant, "a")
+            except InvalidModule:
+                continue
+            raise AssertionError(f"an edit at byte {at} was accepted")
+
+
+def test_module_names_the_loader_cannot_produce_are_refused(cli, tmp_path):
+    out = tmp_path / "a.wasm"
+    _build(cli, _agent(tmp_path / "src"), out)
+    art = artifact.decode(out.read_bytes(), "a")
+    odd = artifact.Artifact(art.engine_sha256, "../main.js", art.manifest_text, {"../main.js": b"\0"})
+    out.write_bytes(artifact.encode(odd))  # a self-consistent digest: only the name is wrong
+    _assert_refused(cli, out, "is not a relative .js path")
