@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from hugind.errors import AgentFailed, HostCallError, UsageError
 from hugind.host import modules
 from hugind.host.dispatch import Dispatcher
 from hugind.host.registry import HostContext, Op
-from hugind.manifest import MANIFEST_NAME, Agent
+from hugind.manifest import MANIFEST_NAME, MANIFEST_TEXT, Agent
 from hugind.sandbox.driver import GuestDriver
 from hugind.sandbox.engine import EngineConfig
 from hugind.sandbox.instance import GuestInstance, GuestIO, GuestLimits
@@ -41,7 +42,17 @@ class _RecordingSource(modules.ModuleSource):
         return reply
 
 
-def build_artifact(agent: Agent) -> bytes:
+@dataclass(frozen=True)
+class CompiledGraph:
+    """An entry's static import graph: each module's source as served, and its bytecode."""
+
+    entry: str
+    sources: dict[str, str]
+    bytecode: dict[str, bytes]
+
+
+def compile_graph(agent: Agent) -> CompiledGraph:
+    """Compile the entry and every module it imports, reading each file once and running none."""
     if agent.runtime != "js":
         raise UsageError(f"hugind build compiles JS agents; {agent.entry.name} is already WebAssembly")
     source = _RecordingSource(agent.root)
@@ -75,10 +86,25 @@ def build_artifact(agent: Agent) -> bytes:
         raise AgentFailed(err.kind, err.message) from None
     finally:
         dispatcher.close()
-    manifest_path = agent.root / MANIFEST_NAME
-    manifest_text = manifest_path.read_text(encoding="utf-8") if agent.manifest.source.endswith(MANIFEST_NAME) else None
     bytecode = {name: code for name, code in compiled.items() if isinstance(code, bytes)}
-    return artifact.encode(artifact.Artifact(engine_sha256(), entry, manifest_text, bytecode))
+    return CompiledGraph(entry, dict(source.served), bytecode)
+
+
+def manifest_text_of(agent: Agent) -> str | None:
+    """The agent.yaml text its manifest was parsed from; None for a bare file (no manifest)."""
+    if not agent.manifest.source.endswith(MANIFEST_NAME):
+        return None
+    text = agent.extra.get(MANIFEST_TEXT)
+    # An Agent made by an embedder may lack the text load_agent keeps: read it then.
+    return text if isinstance(text, str) else (agent.root / MANIFEST_NAME).read_text(encoding="utf-8")
+
+
+def to_artifact(agent: Agent, graph: CompiledGraph) -> artifact.Artifact:
+    return artifact.Artifact(engine_sha256(), graph.entry, manifest_text_of(agent), graph.bytecode)
+
+
+def build_artifact(agent: Agent) -> bytes:
+    return artifact.encode(to_artifact(agent, compile_graph(agent)))
 
 
 def _raise_if_failed(compiled: dict[str, Any], name: str) -> None:
@@ -106,4 +132,5 @@ def write_atomically(path: Path, data: bytes) -> None:
 
 def describe(data: bytes) -> dict[str, Any]:
     art = artifact.decode(data, "artifact")
-    return {"entry": art.entry, "modules": {k: len(v) for k, v in art.modules.items()}, "bytes": len(data)}
+    modules = {k: len(v) for k, v in art.modules.items()}
+    return {"entry": art.entry, "modules": modules, "bytes": len(data), "digest": art.digest}

@@ -30,6 +30,9 @@ TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Short
 BackendOption = Annotated[
     Optional[str], typer.Option("--backend", envvar="HUGIND_BACKEND", help="LLM backend: a config name or URL.")
 ]
+ExpectOption = Annotated[
+    Optional[str], typer.Option("--expect", help="Refuse (exit 2) unless the agent's digest is this sha256:<hex>.")
+]
 
 
 def _fail(err: HugindError) -> typer.Exit:
@@ -49,6 +52,7 @@ def run(
     backend: BackendOption = None,
     json_events: Annotated[bool, typer.Option("--json", help="Agentic mode: NDJSON events on stdout.")] = False,
     stream: Annotated[bool, typer.Option("--stream", help="Agentic mode: stream LLM responses.")] = False,
+    expect: ExpectOption = None,
 ) -> None:
     """Run an agent and print its result as JSON."""
     from hugind.manifest import load_agent
@@ -71,7 +75,12 @@ def run(
         options.events = NdjsonSink(sys.stdout)
         options.stdout = options.stderr  # the agent's prints must not corrupt the event stream
     try:
-        result = run_agent(load_agent(agent), options)
+        loaded = load_agent(agent)
+        if expect is not None:
+            from hugind.pinning import verify
+
+            loaded = verify(loaded, expect, str(agent))
+        result = run_agent(loaded, options)
     except HugindError as err:
         raise _fail(err) from None
     if result.has_result and not (json_events and result.loop is not None):
@@ -88,14 +97,17 @@ def check(
     strict: Annotated[bool, typer.Option("--strict", help="Show the policy as --strict would apply it.")] = False,
     policy: PolicyOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the effective policy as JSON.")] = False,
+    expect: ExpectOption = None,
 ) -> None:
     """Validate an agent's manifest and print its effective policy."""
     from hugind.manifest import load_agent
     from hugind.mcp import McpHub
+    from hugind.pinning import digest_for_check
     from hugind.run import RunOptions, make_policy
 
     try:
         loaded = load_agent(agent)
+        digest, no_digest = digest_for_check(loaded, expect, str(agent))
         engine = make_policy(loaded, RunOptions(strict=strict, policy_file=policy))
         hub = McpHub.for_agent(loaded, strict=strict, host_env={}, policy_file=policy)
     except HugindError as err:
@@ -110,6 +122,8 @@ def check(
             "mode": manifest.mode,
             "runtime": loaded.runtime,
             "entry_point": manifest.entry_point,
+            "digest": digest,
+            "digest_error": no_digest,
             "env": [{"name": v.name, "required": v.required} for v in manifest.env],
             "policy": engine.to_json(),
             "mcp": {
@@ -124,6 +138,7 @@ def check(
         typer.echo(json.dumps(doc, indent=2))
         return
     typer.echo(f"agent {manifest.name} ({manifest.mode}, {loaded.runtime}): {manifest.entry_point}")
+    typer.echo(f"digest: {digest}" if digest else f"digest: none ({no_digest})")
     env = ", ".join(f"{v.name}{' (required)' if v.required else ''}" for v in manifest.env) or "none"
     typer.echo(f"env passed to the agent: {env}")
     for line in [*engine.describe(), *mcp_lines, *confinement_lines(engine.policy)]:
@@ -161,6 +176,7 @@ def build(
     write_atomically(output, data)
     info = describe(data)
     typer.echo(f"wrote {output} ({info['bytes']} bytes; modules: {', '.join(sorted(info['modules']))})", err=True)
+    typer.echo(info["digest"])  # alone on stdout, so a script can capture the pin
 
 
 @app.command()

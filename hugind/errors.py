@@ -149,3 +149,7 @@ class ModuleLoadError(HostCallError):
 
 class InvalidModule(UsageError):
     """A .wasm agent is malformed, too large, or imports what the host does not grant."""
+
+
+class DigestMismatch(UsageError):
+    """``--expect``: the agent is not the one the operator pinned."""

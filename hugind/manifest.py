@@ -20,6 +20,7 @@ from hugind.artifact import is_artifact
 from hugind.errors import ManifestError
 
 MANIFEST_NAME = "agent.yaml"
+MANIFEST_TEXT = "manifest_text"  # Agent.extra key: the agent.yaml text the manifest was parsed from
 MODES = ("script", "agentic")
 TOOL_FORMATS = ("text", "native", "auto")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -177,6 +178,11 @@ def parse_manifest(data: Any, source: str = MANIFEST_NAME) -> Manifest:
 
 
 def read_manifest(path: Path) -> Manifest:
+    return _read_manifest(path)[0]
+
+
+def _read_manifest(path: Path) -> tuple[Manifest, str]:
+    """The manifest and the exact text it was parsed from (what a digest covers)."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -190,7 +196,7 @@ def read_manifest(path: Path) -> Manifest:
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ManifestError(f"invalid YAML{where}: {problem}", str(path)) from None
-    return parse_manifest(data, str(path))
+    return parse_manifest(data, str(path)), text
 
 
 def _runtime_of(entry: Path, source: str) -> str:
@@ -213,14 +219,14 @@ def load_agent(target: Path) -> Agent:
         manifest_path = target / MANIFEST_NAME
         if not manifest_path.is_file():
             raise ManifestError(f"{target} has no {MANIFEST_NAME}")
-        manifest = read_manifest(manifest_path)
+        manifest, text = _read_manifest(manifest_path)
         root = target.resolve()
         entry = (root / manifest.entry_point).resolve()
         if not entry.is_relative_to(root):
             raise ManifestError(f"entry_point '{manifest.entry_point}' lies outside the agent folder", manifest.source)
         if not entry.is_file():
             raise ManifestError(f"entry_point '{manifest.entry_point}' does not exist", manifest.source)
-        return Agent(manifest, root, entry, _runtime_of(entry, manifest.source))
+        return Agent(manifest, root, entry, _runtime_of(entry, manifest.source), {MANIFEST_TEXT: text})
     entry = target.resolve()
     runtime = _runtime_of(entry, str(target))
     if runtime == "wasm" and is_artifact(entry):

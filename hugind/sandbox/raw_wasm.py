@@ -13,6 +13,7 @@ from hugind.sandbox.engine import EngineConfig, load_module
 MAX_MODULE_BYTES = 64 * 1024 * 1024
 WASI_MODULE = "wasi_snapshot_preview1"
 HUGIND_IMPORTS = frozenset({"call", "take", "submit"})
+PINNED_WASM = "wasm"  # Agent.extra key: module bytes verified against --expect, run instead of re-reading the file
 
 
 def _describe(ty: object) -> str:
@@ -101,11 +102,17 @@ WASI_FUNCTIONS = frozenset(
 )
 
 
-def load_agent_module(path: Path, config: EngineConfig) -> wasmtime.Module:
+def read_agent_module(path: Path) -> bytes:
     size = path.stat().st_size
     if size > MAX_MODULE_BYTES:
         raise InvalidModule(f"{path.name} is {size} bytes; agent modules are capped at {MAX_MODULE_BYTES} bytes")
-    data = path.read_bytes()
+    return path.read_bytes()
+
+
+def load_agent_module(path: Path, config: EngineConfig, data: bytes | None = None) -> wasmtime.Module:
+    """Compile the agent's module; ``data``: bytes already read (and pinned) by the caller, run as they are."""
+    if data is None:
+        data = read_agent_module(path)
     if data[:4] != b"\0asm":
         raise InvalidModule(f"{path.name} is not a WebAssembly binary (bad magic number)")
     try:

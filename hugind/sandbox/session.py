@@ -27,7 +27,7 @@ from hugind.sandbox.driver import GuestDriver
 from hugind.sandbox.engine import EngineConfig
 from hugind.sandbox.instance import GuestExit, GuestInstance, GuestIO, GuestLimits
 from hugind.sandbox.js_engine import check_artifact_engine, engine_module
-from hugind.sandbox.raw_wasm import load_agent_module
+from hugind.sandbox.raw_wasm import PINNED_WASM, load_agent_module
 
 JS_STACK_LIMIT = 786432
 JS_MEMORY_HEADROOM = 16 * 1024 * 1024  # left for the engine itself past the JS heap cap
@@ -71,7 +71,8 @@ class AgentSession:
         self.dispatcher = Dispatcher(self.ctx, config.ops)
         engine_config = EngineConfig(fuel=config.limits.fuel is not None)
         self.is_js = agent.runtime == "js"
-        module = engine_module(engine_config) if self.is_js else load_agent_module(agent.entry, engine_config)
+        pinned = agent.extra.get(PINNED_WASM)  # bytes verified by --expect: run those, not a re-read
+        module = engine_module(engine_config) if self.is_js else load_agent_module(agent.entry, engine_config, pinned)
         self.instance = GuestInstance(
             module,
             self.dispatcher,
