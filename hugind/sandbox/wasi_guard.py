@@ -111,18 +111,23 @@ def _relay_wat() -> str:
     return "\n".join(["(module", *imports, f'(memory (export "memory") {pages} {pages})', *forwarders, ")"])
 
 
-_relay_modules: weakref.WeakKeyDictionary[wasmtime.Engine, wasmtime.Module] = weakref.WeakKeyDictionary()
+_relays: weakref.WeakKeyDictionary[wasmtime.Engine, tuple[wasmtime.Linker, wasmtime.Module]] = (
+    weakref.WeakKeyDictionary()
+)
 _relay_lock = threading.Lock()
 
 
-def _relay_module(engine: wasmtime.Engine) -> wasmtime.Module:
-    """Compiled once per engine (engines are process-wide and few)."""
+def _relay(engine: wasmtime.Engine) -> tuple[wasmtime.Linker, wasmtime.Module]:
+    """The relay module and a linker with the real WASI, built once per engine
+    (engines are process-wide and few; neither depends on a store)."""
     with _relay_lock:
-        module = _relay_modules.get(engine)
-        if module is None:
-            module = wasmtime.Module(engine, _relay_wat())
-            _relay_modules[engine] = module
-        return module
+        relay = _relays.get(engine)
+        if relay is None:
+            linker = wasmtime.Linker(engine)
+            linker.define_wasi()
+            relay = linker, wasmtime.Module(engine, _relay_wat())
+            _relays[engine] = relay
+        return relay
 
 
 def _functype(params: tuple[str, ...]) -> wasmtime.FuncType:
@@ -142,9 +147,8 @@ class WasiGuard:
     """
 
     def __init__(self, engine: wasmtime.Engine, store: wasmtime.Store, policy: Any | None) -> None:
-        linker = wasmtime.Linker(engine)
-        linker.define_wasi()
-        exports = linker.instantiate(store, _relay_module(engine)).exports(store)
+        linker, module = _relay(engine)
+        exports = linker.instantiate(store, module).exports(store)
         memory = exports["memory"]
         assert isinstance(memory, wasmtime.Memory)
         self._mem = memory

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hugind.errors import ExitCode
+from hugind.errors import ExitCode, LimitExceeded
 from tests.runtime.helpers import run_captured
 
 SECRET = b"SECRET outside every root\n"
@@ -188,3 +188,11 @@ def test_both_roads_agree_and_strict_exits_3(linked, cli, tmp_path):
     assert "denied 2 requests" in run.stderr
     assert [e["request"]["op"] for e in _refusals(audit)] == ["fs.write_text", "wasi.path_open"]
     assert _state(outside) == before
+
+
+@pytest.mark.parametrize("limit", [{"timeout": 1}, {"fuel": 2_000_000}], ids=["deadline", "fuel"])
+def test_a_limit_hit_inside_an_interposed_call_stops_the_run_as_usual(guest_agent, limit):
+    agent = guest_agent("wasi_links", runtime_fs_mode="read-write", permissions={**POLICY, "limits": limit})
+    (agent / "out").mkdir()
+    with pytest.raises(LimitExceeded, match="deadline exceeded" if "timeout" in limit else "fuel exhausted"):
+        run_captured(agent, "loop-open:out/f")

@@ -3,7 +3,7 @@
    the errno name of the failure. With "spawn-ln SRC DST" first, the actions run
    only after the host has run `ln SRC DST` (shell.spawn), i.e. on a hard link
    made during the run by a child process. "fswrite" goes through the host's
-   fs.write_text instead of WASI, for comparison. */
+   fs.write_text instead of WASI, for comparison; "loop-open" never ends. */
 #define HUGIND_DEFINE_EXPORTS
 #include "hugind.h"
 
@@ -124,6 +124,9 @@ static void run(char *spec) {
         ok = path2 && rename(path, path2) == 0;
     else if (!strcmp(spec, "link"))
         ok = path2 && link(path, path2) == 0;
+    else if (!strcmp(spec, "loop-open"))
+        for (;;) /* until a limit stops the run, mostly inside the interposed path_open */
+            close(open(path, O_WRONLY | O_CREAT, 0644));
     else if (!strcmp(spec, "fswrite"))
         ok = fs_write_text(path);
     else
