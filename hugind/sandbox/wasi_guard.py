@@ -39,6 +39,8 @@ from typing import Any
 
 import wasmtime
 
+from hugind.errors import EngineError
+
 WASI = "wasi_snapshot_preview1"
 
 # WASI preview 1 errno values.
@@ -97,7 +99,6 @@ _INTERPOSED: dict[str, tuple[str, ...]] = {
     "fd_filestat_set_times": _RELAYED["fd_filestat_set_times"],
     "fd_allocate": _RELAYED["fd_allocate"],
 }
-INTERPOSED = frozenset(_INTERPOSED)
 
 
 def _relay_wat() -> str:
@@ -135,7 +136,7 @@ def _functype(params: tuple[str, ...]) -> wasmtime.FuncType:
     return wasmtime.FuncType([types[p] for p in params], [types["i32"]])
 
 
-def is_write_intent(oflags: int, rights: int, fdflags: int) -> bool:
+def _is_write_intent(oflags: int, rights: int, fdflags: int) -> bool:
     return bool(rights & WRITE_RIGHTS or oflags & OFLAG_TRUNC or fdflags & WRITE_FDFLAGS)
 
 
@@ -150,12 +151,14 @@ class WasiGuard:
         linker, module = _relay(engine)
         exports = linker.instantiate(store, module).exports(store)
         memory = exports["memory"]
-        assert isinstance(memory, wasmtime.Memory)
+        if not isinstance(memory, wasmtime.Memory):
+            raise EngineError("the WASI relay module does not export its memory")
         self._mem = memory
         self._real: dict[str, wasmtime.Func] = {}
         for name in _RELAYED:
             func = exports[name]
-            assert isinstance(func, wasmtime.Func)
+            if not isinstance(func, wasmtime.Func):
+                raise EngineError(f"the WASI relay module does not export {name}")
             self._real[name] = func
         self._policy = policy
 
@@ -198,7 +201,7 @@ class WasiGuard:
         fd_out &= _MASK32
         if fd_out + 4 > guest.data_len(caller):
             return EFAULT  # checked before opening: an fd the guest never learns is still usable by number
-        write = is_write_intent(oflags, rights, fdflags)
+        write = _is_write_intent(oflags, rights, fdflags)
         truncate = bool(oflags & OFLAG_TRUNC)
         if truncate:
             # Open without truncating (wasmtime opens O_TRUNC files writable anyway):
@@ -291,9 +294,12 @@ class WasiGuard:
         # Refused outright: fs.* has no way to make a hard link either, and a
         # link made by the guest could only yield files the rule then refuses to write.
         guest = _guest_memory(caller)
-        src, dst = _read(caller, guest, old_ptr, old_len), _read(caller, guest, new_ptr, new_len)
-        if isinstance(src, int) or isinstance(dst, int):
-            return src if isinstance(src, int) else dst  # type: ignore[return-value]
+        src = _read(caller, guest, old_ptr, old_len)
+        if isinstance(src, int):
+            return src
+        dst = _read(caller, guest, new_ptr, new_len)
+        if isinstance(dst, int):
+            return dst
         self._refused(caller, "path_link", src=self._shown(caller, old_fd, src), dst=self._shown(caller, new_fd, dst))
         return EPERM
 
