@@ -16,6 +16,7 @@ import wasmtime
 from hugind.errors import EngineError, HugindError, LimitExceeded, TrapError
 from hugind.host.dispatch import Dispatcher
 from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
+from hugind.sandbox.wasi_guard import WasiGuard
 
 # Status codes the hugind imports return to the guest (see ABI.md).
 E_FAULT = -1  # pointer/length outside the guest's memory
@@ -75,6 +76,8 @@ class GuestInstance:
 
         linker = wasmtime.Linker(self.engine)
         linker.define_wasi()
+        # The WASI calls that can write a file get the hard-link rule of fs.* (wasi_guard.py).
+        WasiGuard(self.engine, self.store, dispatcher.ctx.policy).install(linker)
         ty = wasmtime.FuncType
         linker.define_func("hugind", "call", ty([I32, I32], [I32]), self._call, access_caller=True)
         linker.define_func("hugind", "take", ty([I32, I32], [I32]), self._take, access_caller=True)
