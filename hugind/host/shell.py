@@ -32,6 +32,9 @@ from hugind.host.registry import HostContext, Op, arg
 TERM_GRACE = 0.3  # seconds between SIGTERM and SIGKILL
 DRAIN_GRACE = 0.5  # seconds to keep reading after the main child exited
 POLL = 0.05
+# Output ends a moment before the exit can be reaped (a confined child's launcher
+# and init exit after it): poll the exit at this pace once the pipes are closed.
+EXIT_POLL = 0.002
 
 
 def _exited(pid: int) -> bool:
@@ -147,7 +150,7 @@ def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str, request: dict[st
             if collector.open:
                 collector.pump(min(POLL, deadline - now))
             else:
-                time.sleep(min(POLL, deadline - now))
+                time.sleep(min(EXIT_POLL, deadline - now))
         if timed_out or cancelled or collector.truncated or not _exited(proc.pid):
             _stop_group(proc)
         else:
