@@ -70,7 +70,7 @@ def measure(repeat: int, root: Path) -> dict[str, float]:
         through_hugind()
         out[f"hugind shell.spawn, {label}"] = median_ms(time_call(through_hugind, repeat))
         launch = confined(plan_child(engine, ("/bin/echo", "hi"), str(root), env), caps)
-        out[f"bare {label} + echo"] = median_ms(time_call(lambda l=launch: bare(l.argv, l.env), repeat))
+        out[f"bare {label} + echo"] = median_ms(time_call(lambda run=launch: bare(run.argv, run.env), repeat))
     os.environ.pop(probe.BWRAP_ENV, None)
     engine.close()
     return out
