@@ -16,7 +16,9 @@ import json
 import os
 import sys
 from dataclasses import dataclass
+from pathlib import Path
 
+from hugind.confine.cgroup import ChildCgroup
 from hugind.confine.plan import ChildPlan, symlinked_system_dirs
 from hugind.confine.probe import LAUNCHER, Capabilities
 
@@ -35,15 +37,25 @@ class ProxyEndpoint:
     env: dict[str, str]
 
 
+# Moves itself into the child's cgroup, then becomes bwrap: nothing bwrap starts escapes the count.
+JOIN_CGROUP = 'echo $$ > "$0" && exec "$@"'
+
+
 @dataclass(frozen=True)
 class Launch:
     argv: list[str]
     env: dict[str, str]
     layers: tuple[str, ...]  # what holds the child, for the audit and `hugind check`
     missing: tuple[str, ...]  # layers the plan needs that this machine lacks
+    cgroup: ChildCgroup | None = None
+
+    def release(self) -> None:
+        """After the child is gone: remove what was made for it."""
+        if self.cgroup is not None:
+            self.cgroup.remove()
 
 
-def missing_layers(plan: ChildPlan, caps: Capabilities) -> tuple[str, ...]:
+def missing_layers(caps: Capabilities) -> tuple[str, ...]:
     missing = []
     if caps.filesystem is None:
         missing.append("filesystem (needs bubblewrap or Landlock)")
@@ -51,11 +63,13 @@ def missing_layers(plan: ChildPlan, caps: Capabilities) -> tuple[str, ...]:
         missing.append(f"processes (needs bubblewrap or user namespaces: {caps.namespaces_problem})")
     if caps.network is None:
         missing.append("network (needs bubblewrap, user namespaces or Landlock ABI 4)")
+    if caps.process_cap is None:
+        missing.append("process count (hugind runs as root and cannot make a pids cgroup; RLIMIT_NPROC spares root)")
     return tuple(missing)
 
 
 def layers_of(caps: Capabilities) -> tuple[str, ...]:
-    found = [caps.filesystem, caps.processes, caps.network]
+    found = [caps.filesystem, caps.processes, caps.network, caps.process_cap]
     return (*tuple(layer for layer in found if layer), "rlimits", "environment")
 
 
@@ -112,12 +126,15 @@ def _python_paths() -> list[str]:
     return [] if prefix.startswith("/usr/") or prefix == "/usr" else [prefix]
 
 
-def launcher_argv(plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None) -> list[str]:
+def launcher_argv(
+    plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None, cgroup: ChildCgroup | None
+) -> list[str]:
     read = list(plan.read)
     if proxy is not None:
         read += _python_paths()
     spec = {
         "parent": os.getpid(),
+        "cgroup_procs": cgroup.procs if cgroup is not None else None,
         "namespaces": caps.namespaces,
         "loopback": proxy is not None,
         "landlock": caps.landlock_abi,
@@ -145,5 +162,11 @@ def confined(plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None = 
     env = dict(plan.env)
     if proxy is not None:
         env.update(proxy.env)
-    argv = bwrap_argv(plan, caps.bwrap, caps.prlimit, proxy) if caps.bwrap else launcher_argv(plan, caps, proxy)
-    return Launch(argv, env, layers_of(caps), missing_layers(plan, caps))
+    cgroup = ChildCgroup(Path(caps.pids_cgroup), plan.rlimits.processes) if caps.pids_cgroup else None
+    if caps.bwrap:
+        argv = bwrap_argv(plan, caps.bwrap, caps.prlimit, proxy)
+        if cgroup is not None:
+            argv = ["/bin/sh", "-c", JOIN_CGROUP, cgroup.procs, *argv]
+    else:
+        argv = launcher_argv(plan, caps, proxy, cgroup)
+    return Launch(argv, env, layers_of(caps), missing_layers(caps), cgroup)

@@ -3,7 +3,8 @@
 Runs as the child hugind starts (standard library only, ``-I -S`` keeps the
 host's site-packages and environment out). In order:
 
-1. die with hugind (``PR_SET_PDEATHSIG``), checked against a race;
+1. join the child's pids cgroup; die with hugind (``PR_SET_PDEATHSIG``),
+   checked against a race;
 2. new user, mount, PID, network, IPC and UTS namespaces (``unshare``),
    mapping only the caller's own uid/gid; every mount becomes read-only,
    nosuid and nodev except bind mounts of the writable roots, so what
@@ -123,6 +124,8 @@ def _read_only_except(writable: list[str]) -> None:
         raise LaunchError(f"cannot make the mounts private: {os.strerror(ctypes.get_errno())}")
     flags = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
     _mount_setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | flags, 0)
+    if os.path.ismount("/dev"):  # /dev/null and friends must stay usable (Landlock picks which)
+        _mount_setattr("/dev", AT_RECURSIVE, 0, MOUNT_ATTR_NODEV)
     for path in writable:
         if not os.path.exists(path):
             continue
@@ -198,6 +201,8 @@ def _landlock(spec: dict) -> None:
 
 
 def launch(spec: dict, argv: list[str]) -> None:
+    if spec.get("cgroup_procs"):  # first: everything this process starts is counted
+        _write(spec["cgroup_procs"], str(os.getpid()))
     _die_with_parent(int(spec.get("parent", 0)))
     if spec.get("namespaces"):
         _unshare()

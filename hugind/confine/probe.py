@@ -17,10 +17,12 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from hugind.confine.cgroup import pids_parent
+
 # Tests (and people diagnosing a machine) point this at another bwrap, or at
 # "none" to take the path a machine without bubblewrap takes.
 BWRAP_ENV = "HUGIND_BWRAP"
-# Comma list of layers to treat as unavailable (bwrap, namespaces, landlock):
+# Comma list of layers to treat as unavailable (bwrap, namespaces, landlock, cgroup):
 # shows what a poorer machine does. It can only take layers away, and a run
 # that requires confinement then refuses children instead of running them bare.
 DISABLE_ENV = "HUGIND_CONFINE_DISABLE"
@@ -38,6 +40,15 @@ class Capabilities:
     namespaces: bool  # user+PID+network namespaces can be made without bwrap
     namespaces_problem: str
     prlimit: str | None  # util-linux prlimit, to set rlimits inside a bwrap sandbox
+    pids_cgroup: str | None = None  # where per-child pids-limited cgroups can be made
+    root: bool = False  # hugind runs as uid 0: RLIMIT_NPROC does not bind it
+
+    @property
+    def process_cap(self) -> str | None:
+        """What bounds the number of a child's processes (a fork bomb)."""
+        if self.pids_cgroup:
+            return "pids cgroup"
+        return None if self.root else "RLIMIT_NPROC"
 
     @property
     def filesystem(self) -> str | None:
@@ -126,7 +137,10 @@ def _probe(bwrap_choice: str | None, disabled: frozenset[str]) -> Capabilities:
     else:
         problem = _run_probe([sys.executable, "-I", "-S", str(LAUNCHER), "--probe"])
     prlimit = shutil.which("prlimit", path="/usr/bin:/bin")
-    return Capabilities(bwrap, bwrap_problem, abi, not problem, problem, prlimit)
+    cgroup = None if "cgroup" in disabled else pids_parent()
+    return Capabilities(
+        bwrap, bwrap_problem, abi, not problem, problem, prlimit, str(cgroup) if cgroup else None, os.geteuid() == 0
+    )
 
 
 def capabilities() -> Capabilities:

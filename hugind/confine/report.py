@@ -4,26 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from hugind.confine.command import missing_layers
 from hugind.confine.plan import rlimits_for
 from hugind.confine.probe import Capabilities, capabilities
 
 MiB = 1024 * 1024
 
 
-def _missing(caps: Capabilities) -> list[str]:
-    out = []
-    if caps.filesystem is None:
-        out.append("filesystem: needs bubblewrap or Landlock")
-    if caps.processes is None:
-        out.append(f"processes: needs bubblewrap or user namespaces ({caps.namespaces_problem})")
-    if caps.network is None:
-        out.append("network: needs bubblewrap, user namespaces or Landlock ABI 4")
-    return out
-
-
 def confinement_json(policy: Any, caps: Capabilities | None = None) -> dict[str, Any]:
     caps = caps or capabilities()
-    missing = _missing(caps)
+    missing = list(missing_layers(caps))
     limits = rlimits_for(policy, "shell")
     if not missing:
         verdict = "confined"
@@ -37,6 +27,7 @@ def confinement_json(policy: Any, caps: Capabilities | None = None) -> dict[str,
             "filesystem": caps.filesystem,
             "processes": caps.processes,
             "network": caps.network,
+            "process count": caps.process_cap,
             "rlimits": True,
             "environment": "built from scratch",
         },
@@ -45,6 +36,7 @@ def confinement_json(policy: Any, caps: Capabilities | None = None) -> dict[str,
         "bwrap_problem": caps.bwrap_problem or None,
         "landlock_abi": caps.landlock_abi,
         "user_namespaces": caps.namespaces,
+        "pids_cgroup": caps.pids_cgroup,
         "required": policy.shell.require_confinement,
         "child_network": "filtering proxy (the network policy)" if policy.net.allow else "none",
         "rlimits": limits.as_dict(),

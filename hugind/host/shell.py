@@ -25,6 +25,7 @@ import subprocess
 import time
 from typing import Any
 
+from hugind.confine.command import Launch
 from hugind.confine.gate import prepare
 from hugind.errors import HostIOError, InvalidArgument, NotFound, PermissionDenied, Timeout
 from hugind.host.registry import HostContext, Op, arg
@@ -111,6 +112,16 @@ def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str, request: dict[st
         engine, argv, cwd, engine.shell_env(), capability="shell", request=request, proxy=proxy() if proxy else None
     )
     try:
+        return _supervise(ctx, launch, argv, cwd, policy.max_output, budget)
+    finally:
+        launch.release()
+
+
+def _supervise(
+    ctx: HostContext, launch: Launch, argv: tuple[str, ...], cwd: str, max_output: int, budget: float
+) -> dict[str, Any]:
+    """Start the confined child and collect its output until it ends, times out or is cancelled."""
+    try:
         proc = subprocess.Popen(
             launch.argv,
             stdin=subprocess.DEVNULL,
@@ -129,7 +140,7 @@ def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str, request: dict[st
         raise HostIOError(f"shell: cannot start the command: {exc.strerror}") from None
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    collector = _Collector(proc, policy.max_output)
+    collector = _Collector(proc, max_output)
     deadline = time.monotonic() + budget
     timed_out = cancelled = False
     exited_at: float | None = None

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hugind.confine.command import Launch
 from hugind.errors import HostCallError, HostIOError, InvalidArgument, NotFound, PermissionDenied, Timeout
 from hugind.mcp.config import ServerSpec, child_env, host_values, parse_servers, redact, resolve_command
 from hugind.mcp.policy import McpPolicy, audit, parse_mcp_policy, parse_preset_mcp
@@ -271,6 +272,7 @@ class McpHub:
 
     async def _lifetime(self, server: _Server) -> None:
         spec = server.spec
+        launch = None
         try:
             mcp = _import_sdk()
             from hugind import __version__
@@ -278,8 +280,9 @@ class McpHub:
 
             command = resolve_command(spec)
             env = child_env(spec, self.host_env)
-            argv, env = self._confined(spec, command, env)
-            transport = stdio_transport(argv[0], argv[1:], env, spec.root, server.tail, server.process)
+            launch = self._confined(spec, command, env)
+            argv = launch.argv
+            transport = stdio_transport(argv[0], argv[1:], launch.env, spec.root, server.tail, server.process)
             info = mcp.Implementation(name="hugind", version=__version__)
             async with mcp.Client(transport, client_info=info) as client:
                 server.tools = await self._fetch_tools(client)
@@ -292,12 +295,14 @@ class McpHub:
             if server.error is None:
                 server.error = self._failure(server, "failed to start" if server.client is None else "failed", exc)
         finally:
+            if launch is not None:
+                launch.release()
             server.client = None
             if server.error is None:
                 server.error = HostIOError(f"mcp: server '{spec.name}' has been shut down")
             server.ready.set()
 
-    def _confined(self, spec: ServerSpec, command: str, env: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    def _confined(self, spec: ServerSpec, command: str, env: dict[str, str]) -> Launch:
         """The server's argv and env inside the run's confinement (hugind.confine)."""
         if self.engine is None:
             raise PermissionDenied(f"mcp: cannot start server '{spec.name}': no policy is in force")
@@ -305,10 +310,9 @@ class McpHub:
 
         proxy = self.child_proxy() if self.child_proxy else None
         request = {"op": "start", "server": spec.name, "command": command}
-        launch = prepare(
+        return prepare(
             self.engine, [command, *spec.args], str(spec.root), env, capability="mcp", request=request, proxy=proxy
         )
-        return launch.argv, launch.env
 
     def _failure(self, server: _Server, what: str, exc: BaseException) -> HostIOError:
         spec = server.spec

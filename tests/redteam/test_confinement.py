@@ -23,7 +23,7 @@ import pytest
 from hugind.confine.probe import capabilities
 from hugind.paths import engine_dir
 from tests.redteam.helpers import js, probe_source, run_attack, write_manifest
-from tests.support.processes import marker, wait_gone, with_marker
+from tests.support.processes import marker, wait_gone, wait_present
 
 SECRET = "hugind-redteam-host-secret-7f3a"
 
@@ -213,21 +213,35 @@ def test_escaped_children_die_with_the_command(attack, mode, escape):
     assert wait_gone(mark) == []
 
 
+def _process_count() -> int:
+    return sum(1 for p in os.listdir("/proc") if p.isdigit())
+
+
 def test_a_fork_bomb_is_bounded_and_dies(attack, mode):
+    # Both modes: a pids cgroup per child (RLIMIT_NPROC does not bind root), then the PID namespace dies.
+    if capabilities().process_cap is None:
+        pytest.skip("nothing bounds a root fork bomb here (no pids cgroup): not run, it would hurt the machine")
     mark = marker()
     # Forks until the kernel says no, then keeps trying (gently: the test machine has 2 cores).
-    bomb = f"import os, time\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        time.sleep(0.05)\n# {mark}"
-    peak = [0]
+    bomb = (
+        "import os, time\n"
+        "while True:\n"
+        "    try:\n"
+        "        os.fork()\n"
+        "    except OSError:\n"
+        f"        time.sleep(0.05)\n# {mark}"
+    )
+    base = _process_count()
+    peak = [base]
     stop = threading.Event()
 
     def sample() -> None:
         while not stop.is_set():
-            peak[0] = max(peak[0], len(with_marker(mark)))
-            time.sleep(0.25)  # scanning /proc holds the GIL: sample sparsely
+            peak[0] = max(peak[0], _process_count())
+            time.sleep(0.01)
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    started = time.monotonic()
     try:
         body = f"return await spawn('python3', ['-c', {js(bomb)}], {{detailed: true}});"
         out = attack(body, {"shell": {"allow": True, "whitelist": ["python3"], "timeout": 2}})
@@ -235,8 +249,8 @@ def test_a_fork_bomb_is_bounded_and_dies(attack, mode):
         stop.set()
         sampler.join()
     assert out.value["ok"] and out.value["value"]["timed_out"] is True
-    assert time.monotonic() - started < 60
-    assert peak[0] <= 300  # RLIMIT_NPROC 256 in the child's own user namespace
+    # 256 in the child's cgroup, plus what other tests on the machine start meanwhile.
+    assert peak[0] - base <= 256 + 64, (base, peak[0])
     assert wait_gone(mark, within=5) == []
 
 
@@ -305,3 +319,36 @@ def test_no_direct_child_network_when_the_policy_allows_some_hosts(attack, mode,
     assert "CONNECTED" not in out.value["value"]["stdout"]
     time.sleep(0.3)
     assert seen == []
+
+
+# --- hugind killed with SIGKILL: nothing it started survives (bwrap --die-with-parent; launcher PDEATHSIG)
+
+
+def test_children_die_when_hugind_is_killed(agent_dir, mode):
+    import signal
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    mark = marker()
+    root = agent_dir()
+    root.mkdir(parents=True, exist_ok=True)
+    body = f"await run_command({js(f'setsid sleep {mark} & sleep {mark}')}); return 'unreachable';"
+    (root / "main.js").write_text(probe_source(body))
+    write_manifest(root, shell(["sh", "setsid", "sleep"]))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hugind", "run", str(root)],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,  # so killing hugind does not reach its children through the group
+    )
+    try:
+        assert len(wait_present(mark, within=30, program="sleep", count=2)) == 2, "the commands never started"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        assert wait_gone(mark, within=5) == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -24,8 +24,9 @@ def _state(pid: str) -> str | None:
         return None
 
 
-def with_marker(word: str) -> list[int]:
-    """Host pids of live (not zombie) processes whose command line contains ``word``."""
+def with_marker(word: str, program: str | None = None) -> list[int]:
+    """Host pids of live (not zombie) processes whose command line contains ``word``
+    (and, given ``program``, whose argv[0] ends with it)."""
     me = str(os.getpid())
     found = []
     for pid in os.listdir("/proc"):
@@ -35,6 +36,8 @@ def with_marker(word: str) -> list[int]:
             with open(f"/proc/{pid}/cmdline", "rb") as f:
                 cmdline = f.read()
         except OSError:
+            continue
+        if program is not None and not cmdline.split(b"\0", 1)[0].endswith(program.encode()):
             continue
         if word.encode() in cmdline and _state(pid) not in (None, "Z", "X"):
             found.append(int(pid))
@@ -51,10 +54,10 @@ def wait_gone(word: str, within: float = 3.0) -> list[int]:
         time.sleep(0.05)
 
 
-def wait_present(word: str, within: float = 5.0) -> list[int]:
+def wait_present(word: str, within: float = 5.0, program: str | None = None, count: int = 1) -> list[int]:
     end = time.monotonic() + within
     while True:
-        found = with_marker(word)
-        if found or time.monotonic() > end:
+        found = with_marker(word, program)
+        if len(found) >= count or time.monotonic() > end:
             return found
         time.sleep(0.02)

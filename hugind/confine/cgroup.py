@@ -1,0 +1,142 @@
+"""A pids-limited cgroup per child: the process cap that also binds root.
+
+RLIMIT_NPROC does not apply to processes of uid 0 (the kernel exempts the
+root user outright, in any user namespace), so a fork bomb started by a
+root-run hugind is bounded only by a cgroup's ``pids.max``. hugind makes one
+cgroup per child under its own (cgroup v1 ``pids`` hierarchy, or v2 where
+the ``pids`` controller is delegated to hugind's cgroup), the child moves
+itself in before it starts anything, and the directory is removed when the
+child is gone.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import functools
+import itertools
+import os
+import threading
+import time
+from pathlib import Path
+
+V1_ROOT = Path("/sys/fs/cgroup/pids")
+V2_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
+_counter = itertools.count()
+
+
+def _own_path(controller: str | None) -> str | None:
+    """This process's cgroup path in the v1 hierarchy of ``controller`` (None: the v2 one)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        _, controllers, path = line.split(":", 2)
+        if (controller is None and controllers == "") or (controller in controllers.split(",")):
+            return path
+    return None
+
+
+def _usable(parent: Path) -> bool:
+    """Can hugind make a child cgroup here with a pids limit? (tried for real, once)"""
+    probe = parent / f"hugind-probe-{os.getpid()}"
+    try:
+        probe.mkdir()
+    except OSError:
+        return False
+    try:
+        (probe / "pids.max").write_text("1")
+        return True
+    except OSError:
+        return False
+    finally:
+        with contextlib.suppress(OSError):
+            probe.rmdir()
+
+
+def _sweep(parent: Path) -> None:
+    """Remove empty cgroups left by hugind processes that no longer exist (killed ones)."""
+    with contextlib.suppress(OSError):
+        for entry in parent.glob("hugind-*-*"):
+            pid = entry.name.split("-")[1]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                with contextlib.suppress(OSError):
+                    entry.rmdir()
+
+
+@functools.lru_cache(maxsize=1)
+def pids_parent() -> Path | None:
+    """Where hugind can make pids-limited cgroups, or None."""
+    v1 = _own_path("pids")
+    if v1 is not None and V1_ROOT.is_dir():
+        candidate = V1_ROOT / v1.lstrip("/")
+        if _usable(candidate):
+            _sweep(candidate)
+            return candidate
+    v2 = _own_path(None)
+    if v2 is not None:
+        for root in V2_ROOTS:
+            candidate = root / v2.lstrip("/")
+            controls = candidate / "cgroup.subtree_control"
+            try:
+                if "pids" in controls.read_text().split() and _usable(candidate):
+                    _sweep(candidate)
+                    return candidate
+            except OSError:
+                continue
+    return None
+
+
+_pending: set[Path] = set()
+_pending_lock = threading.Lock()
+
+
+@atexit.register
+def _remove_pending() -> None:
+    """At exit, give the kernel a moment to release the last children, then remove their cgroups."""
+    with _pending_lock:
+        left = list(_pending)
+    end = time.monotonic() + 1.0
+    for path in left:
+        while time.monotonic() < end:
+            try:
+                path.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.02)
+
+
+class ChildCgroup:
+    """One child's cgroup: made before it starts, removed once it is empty."""
+
+    def __init__(self, parent: Path, max_pids: int) -> None:
+        self.path = parent / f"hugind-{os.getpid()}-{next(_counter)}"
+        self.path.mkdir()
+        with _pending_lock:
+            _pending.add(self.path)
+        (self.path / "pids.max").write_text(str(max_pids))
+
+    @property
+    def procs(self) -> str:
+        return str(self.path / "cgroup.procs")
+
+    def remove(self) -> None:
+        """Remove the directory once the kernel has released its processes (in the background)."""
+        threading.Thread(target=self._remove, name="hugind-cgroup-rm", daemon=True).start()
+
+    def _remove(self) -> None:
+        for _ in range(100):
+            try:
+                self.path.rmdir()
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                time.sleep(0.05)
+        else:
+            return  # still busy: the exit handler or the next hugind's sweep removes it
+        with _pending_lock:
+            _pending.discard(self.path)
