@@ -32,8 +32,9 @@ class UnknownOp(HostCallError):
     kind = "Unsupported"
 
 
-def encode_ok(value: Any) -> bytes:
-    return json.dumps({"ok": value}, ensure_ascii=False, separators=(",", ":")).encode()
+def encode_ok(value: Any, events: list[Any] | None = None) -> bytes:
+    reply = {"ok": value} if events is None else {"ok": value, "events": events}
+    return json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def encode_error(err: HostCallError) -> bytes:
@@ -81,8 +82,13 @@ class Dispatcher:
         except HostCallError as err:
             return encode_error(err)
         try:
-            if op.is_async:
+            if op.is_async and not op.blocking:
                 raise InvalidArgument(f"host op {op.name!r} is asynchronous: submit it instead of calling it")
+            if op.streams:
+                # No callback into the guest during a call: the events come back with the reply.
+                events: list[Any] = []
+                result = op.handler(self.ctx, args, events.append)  # type: ignore[call-arg]
+                return encode_ok(result, events)
             return encode_ok(op.handler(self.ctx, args))
         except HostCallError as err:
             self._record_refusal(op.name, args, err)

@@ -143,6 +143,7 @@ class AgentSession:
             for name, args in calls:
                 call_id = next(self._call_ids)
                 ids.append(call_id)
+                self.state.tool_calls_running[call_id] = (name, args)
                 payload = {"call_id": call_id, "name": name, "args": json.dumps(args, ensure_ascii=False)}
                 self.driver.send("hugind_tool", payload)
             results = self.state.tool_results
