@@ -11,7 +11,6 @@ import itertools
 import json
 import threading
 import time
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -152,7 +151,3 @@ class AgentSession:
 
     def close(self) -> None:
         self.dispatcher.close()
-
-
-def new_session_id() -> str:
-    return uuid.uuid4().hex
