@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hugind.backends import LlmService, choose_backend, preview_backend, session_meta
-from hugind.errors import BackendError, EnvMissingError, PermissionDenied, StrictDenials
+from hugind.errors import AgentFailed, BackendError, EnvMissingError, PermissionDenied, StrictDenials
 from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
 from hugind.policy import AuditLog, PolicyEngine, build_policy, load_preset
@@ -162,7 +162,12 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
         session = open_session(agent, options, engine, env, services)
         llm.deadline = session.ctx.deadline
         try:
-            session.run_main()
+            try:
+                session.run_main()
+            except AgentFailed as err:
+                from hugind.jscheck import reclassify
+
+                raise reclassify(agent, err) from None
             if agent.manifest.mode == "agentic":
                 loop = _agentic(session, agent, options, llm)
                 has_result, value = True, loop.final_text
