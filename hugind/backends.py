@@ -93,10 +93,14 @@ def preview_backend(manifest: Manifest, user_choice: str | None) -> BackendConfi
     return config
 
 
-def session_meta(config: BackendConfig | None) -> dict[str, Any] | None:
-    """``input.meta.session``: which backend and session; never a key or header."""
+def session_meta(config: BackendConfig | None) -> dict[str, Any]:
+    """``input.meta.session``: which backend and session; never a key or header.
+
+    ``id`` is always a string, so agents can key state on it: the id sent as
+    X-Session-ID (fresh, resume), or one for this run alone (stateless, no backend).
+    """
     if config is None:
-        return None
+        return {"id": uuid.uuid4().hex, "backend": None, "base_url": None, "model": None, "mode": None}
     parts = urlsplit(config.url)
     netloc = parts.hostname or ""
     if ":" in netloc:
@@ -107,7 +111,7 @@ def session_meta(config: BackendConfig | None) -> dict[str, Any] | None:
     except ValueError:
         pass
     return {
-        "id": config.session_id if config.session_mode != "stateless" else None,
+        "id": config.session_id or uuid.uuid4().hex,
         "backend": config.name,
         "base_url": urlunsplit((parts.scheme, netloc, parts.path, "", "")),  # no user:password or query
         "model": config.model,

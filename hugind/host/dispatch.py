@@ -1,7 +1,8 @@
 """The one place guest requests enter the host.
 
 A request is JSON ``{"op": NAME, "args": {...}}``. ``call`` serves a
-synchronous op on the caller's thread; ``submit`` starts an asynchronous op
+synchronous op (or a *blocking* async one, see ``Op.blocking``) on the
+caller's thread; ``submit`` starts an asynchronous op
 on a worker thread and returns its id, and the op's completion is later
 taken from ``next_completion`` by the driver and handed to the guest. Every
 reply is JSON ``{"ok": value}`` or ``{"error": {"kind", "message"}}``;

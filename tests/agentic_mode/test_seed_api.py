@@ -94,7 +94,8 @@ def test_async_twins_run_in_parallel_and_blocking_calls_in_sequence(make_agent, 
 def test_a_blocking_call_that_outlives_the_run_ends_it_with_the_limit(make_agent, web):
     web.routes["/slow"] = lambda h: (time.sleep(5), reply(h, 200, b"late"))
     agent = make_agent(
-        {"main.js": f"export default () => {{ try {{ http_get('http://127.0.0.1:{web.port}/slow'); }} catch (e) {{}} }}"},
+        # the agent swallows the host's Timeout: the run must still end with the limit
+        {"main.js": f"export default () => {{ try {{ http_get('http://127.0.0.1:{web.port}/slow'); }} catch {{}} }}"},
         permissions=net_allowed(web.port, timeout=1),
     )
     started = time.monotonic()
@@ -187,11 +188,9 @@ def test_register_tools_json_tools_run_and_get_tool_results_lists_earlier_calls(
     ("code", "message"),
     [
         ("register_tools_json('{}')", "expected a JSON array"),
-        ("register_tools_json('[{\"name\": \"nobody\"}]')", "no function 'nobody'"),
+        ('register_tools_json(\'[{"name": "nobody"}]\')', "no function 'nobody'"),
         # a prelude global is never taken for the agent's own function
-        ("register_tools_json('[{\"name\": \"print\"}]')", "no function 'print'"),
-        # checked before anything is registered: the good first tool is not registered either
-        ("register_tools_json('[{\"name\": \"a\", \"execute\": \"f\"}, {\"name\": \"\"}]', {f: () => 1})", "#1"),
+        ('register_tools_json(\'[{"name": "print"}]\')', "no function 'print'"),
     ],
 )
 def test_register_tools_json_rejects_bad_lists(make_agent, code, message):
@@ -200,6 +199,22 @@ def test_register_tools_json_rejects_bad_lists(make_agent, code, message):
         with pytest.raises(AgentFailed, match=message):
             run_captured(agent, backend=server.url)
         assert server.chat_requests == []
+
+
+def test_register_tools_json_checks_every_definition_before_registering_any(make_agent):
+    code = """
+    try {
+      register_tools_json([{name: "good", execute: "f"}, {name: ""}], {f: () => "1"});
+    } catch (e) {
+      set_system_prompt("caught: " + e.message);
+    }
+    """
+    agent = make_agent({"main.js": code}, manifest=AGENTIC)
+    with ChatServer([Reply("fine")]) as server:
+        assert run_captured(agent, "go", backend=server.url).result.value == "fine"
+        system = server.chat_requests[0].body["messages"][0]["content"]
+    assert system.startswith("caught: register_tools_json: tool #1 needs a non-empty 'name'")
+    assert "good" not in system
 
 
 # -- input.meta.session ---------------------------------------------------------------------
@@ -230,7 +245,7 @@ def test_meta_session_names_the_backend_and_the_session_id_it_sends(make_agent, 
     assert sent["authorization"] == "Bearer sk-very-secret" and "sk-very-secret" not in json.dumps(session)
 
 
-def test_meta_session_of_a_stateless_backend_has_no_id_and_none_is_sent(make_agent, tmp_path, monkeypatch):
+def test_meta_session_of_a_stateless_backend_has_a_run_id_that_is_not_sent(make_agent, tmp_path, monkeypatch):
     with ChatServer(default=Reply("{}")) as server:
         home = tmp_path / "home"
         home.mkdir()
@@ -240,13 +255,15 @@ def test_meta_session_of_a_stateless_backend_has_no_id_and_none_is_sent(make_age
         monkeypatch.setenv("HUGIND_HOME", str(home))
         session = run_captured(make_agent(SESSION_AGENT), backend="s").result.value
         assert "x-session-id" not in server.chat_requests[0].headers
-    assert session["id"] is None and session["mode"] == "stateless" and session["backend"] == "s"
+    assert session["mode"] == "stateless" and session["backend"] == "s" and len(session["id"]) == 32
 
 
-def test_meta_session_is_null_without_a_backend(make_agent, tmp_path, monkeypatch):
+def test_meta_session_without_a_backend_has_only_a_run_id(make_agent, tmp_path, monkeypatch):
     monkeypatch.setenv("HUGIND_HOME", str(tmp_path / "empty-home"))
-    agent = make_agent({"main.js": "export default (input) => ({s: input.meta.session})"})
-    assert run_captured(agent).result.value == {"s": None}
+    agent = make_agent({"main.js": "export default (input) => input.meta.session"})
+    session = run_captured(agent).result.value
+    assert session == {"id": session["id"], "backend": None, "base_url": None, "model": None, "mode": None}
+    assert len(session["id"]) == 32
 
 
 # -- compile errors are bad input -----------------------------------------------------------
