@@ -18,6 +18,7 @@ from typing import Any
 
 from hugind.agentic import LoopResult, ParsedCall, SkillSet, ToolResult, ToolSpec, run_agentic_loop
 from hugind.errors import AgentFailed, HostCallError
+from hugind.host.agent_state import tool_error_text, tool_value_text
 from hugind.sandbox.session import AgentSession
 
 DEFAULT_MAX_TURNS = 10
@@ -53,9 +54,9 @@ class SandboxToolExecutor:
         results = []
         for ok, value in outcomes:
             if ok:
-                results.append(ToolResult(str(value) if value is not None else "OK"))
+                results.append(ToolResult(tool_value_text(value)))
             else:
-                results.append(ToolResult(f"Error: {value.message or value.name}", is_error=True))
+                results.append(ToolResult(tool_error_text(value), is_error=True))
         return results
 
     def _call_mcp(self, call: ParsedCall) -> ToolResult:
@@ -63,9 +64,11 @@ class SandboxToolExecutor:
         started = time.monotonic()
         try:
             result = ctx.services["mcp"].call_tool(ctx.policy, self.mcp_routes[call.name], call.args, ctx.deadline)
+            outcome = mcp_tool_result(result, time.monotonic() - started)
         except HostCallError as err:
-            return ToolResult(f"Error: {err.message}", True, time.monotonic() - started)
-        return mcp_tool_result(result, time.monotonic() - started)
+            outcome = ToolResult(f"Error: {err.message}", True, time.monotonic() - started)
+        self.session.state.log_tool_call(call.name, call.args, outcome.content, outcome.is_error)
+        return outcome
 
 
 def mcp_tool_result(result: dict[str, Any], duration: float | None = None) -> ToolResult:

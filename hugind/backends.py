@@ -9,10 +9,13 @@ such a URL must pass the agent's own network policy, like any fetch.
 
 from __future__ import annotations
 
+import ipaddress
 import threading
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit, urlunsplit
 
 from hugind.errors import BackendError, HostIOError, HugindError, LimitExceeded, PermissionDenied, Timeout
 from hugind.manifest import Manifest
@@ -25,17 +28,95 @@ def _is_url(spec: Any) -> bool:
     return isinstance(spec, str) and spec.startswith(("http://", "https://"))
 
 
-def choose_backend(manifest: Manifest, user_choice: str | None, policy: Any) -> BackendConfig:
-    """Resolve the run's backend; raises BackendError/ManifestError/PermissionDenied."""
+def choose_backend(
+    manifest: Manifest, user_choice: str | None, policy: Any, resolved: BackendConfig | None = None
+) -> BackendConfig:
+    """Resolve the run's backend (or take ``resolved``, from ``preview_backend``) and
+    check it; raises BackendError/ManifestError/PermissionDenied."""
     from hugind.llm import resolve_backend
 
     if user_choice:
-        return resolve_backend(user_choice)
+        return resolved or resolve_backend(user_choice)
     spec = manifest.backend
     url = spec if _is_url(spec) else (spec.get("url") if isinstance(spec, dict) else None)
     if url:
-        policy.check_connect(url)  # the agent's author chose it: it is checked like a fetch
-    return resolve_backend(spec)
+        try:
+            policy.check_connect(url)  # the agent's author chose it: it is checked like a fetch
+        except PermissionDenied as err:
+            raise _backend_denied(err, url) from None
+    return resolved or resolve_backend(spec)
+
+
+def _backend_denied(err: PermissionDenied, url: str) -> PermissionDenied:
+    """The policy's refusal, plus the two ways out a newcomer needs."""
+    parts = urlsplit(url)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return err
+    host = parts.hostname or "HOST"
+    # A private address passes only when allowed_ips names it (with its port): see POLICY.md.
+    if _is_ip(host):
+        allow = f'allowed_ips: ["{f"[{host}]" if ":" in host else host}:{port}"]'
+    else:
+        allow = f'allowed_domains: ["{host}:{port}"]'
+    hint = (
+        f"{err.message}. A backend written in agent.yaml must pass the agent's own network policy: "
+        f"allow it under permissions.network (allow: true, {allow}), "
+        f"or pass it with --backend {url} (a backend you choose is trusted)"
+    )
+    out = PermissionDenied(hint)
+    out.recorded = err.recorded  # already audited and counted by the policy engine
+    return out
+
+
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+def preview_backend(manifest: Manifest, user_choice: str | None) -> BackendConfig | None:
+    """The run's backend as configured, without any connection or policy check, with
+    its session id fixed now, so ``input.meta.session`` names the id the client
+    sends as X-Session-ID. None when no backend resolves (the run may not need one)."""
+    from hugind.llm import resolve_backend
+
+    try:
+        config = resolve_backend(user_choice or manifest.backend)
+    except HugindError:
+        return None
+    if config.session_mode == "fresh" and not config.session_id:
+        config = config.with_overrides(session_id=uuid.uuid4().hex)
+    return config
+
+
+def session_meta(config: BackendConfig | None) -> dict[str, Any]:
+    """``input.meta.session``: which backend and session; never a key or header.
+
+    ``id`` is always a string, so agents can key state on it: the id sent as
+    X-Session-ID (fresh, resume), or one for this run alone (stateless, no backend).
+    """
+    if config is None:
+        return {"id": uuid.uuid4().hex, "backend": None, "base_url": None, "model": None, "mode": None}
+    parts = urlsplit(config.url)
+    netloc = parts.hostname or ""
+    if ":" in netloc:
+        netloc = f"[{netloc}]"
+    try:
+        if parts.port:
+            netloc += f":{parts.port}"
+    except ValueError:
+        pass
+    return {
+        "id": config.session_id or uuid.uuid4().hex,
+        "backend": config.name,
+        "base_url": urlunsplit((parts.scheme, netloc, parts.path, "", "")),  # no user:password or query
+        "model": config.model,
+        "mode": config.session_mode,
+    }
 
 
 @dataclass
@@ -44,6 +125,7 @@ class LlmService:
 
     connect: Callable[[], BackendConfig]
     deadline: float | None = None  # the run's, handed to the client
+    session: dict[str, Any] | None = None  # what the guest sees as input.meta.session
     _client: ChatClient | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+from typer.core import TyperCommand
 
 from hugind import __version__
 from hugind.errors import ExitCode, HugindError
@@ -35,12 +36,34 @@ ExpectOption = Annotated[
 ]
 
 
+class _RunCommand(TyperCommand):
+    """``hugind run``: an unknown option before ``--`` is most likely meant for the
+    agent (``--goal``), so the error says where it goes, not only "No such option"."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        given = list(args)  # the parser consumes `args`
+        try:
+            return super().parse_args(ctx, args)
+        except Exception as exc:
+            # Typer may vendor click, so the class is matched by name; ctx.fail raises
+            # the usage error of whichever click this is (exit 2).
+            if type(exc).__name__ != "NoSuchOption" or not getattr(exc, "option_name", None):
+                raise
+            option = exc.option_name
+            agent = next((a for a in given if not a.startswith("-")), "AGENT")
+            ctx.fail(
+                f"hugind run has no option {option}: arguments for the agent go after `--`, "
+                f'as in: hugind run {agent} -- {option} "..."'
+            )
+            raise  # not reached: ctx.fail raises
+
+
 def _fail(err: HugindError) -> typer.Exit:
     sys.stderr.write(f"hugind: error: {err.message}\n")
     return typer.Exit(err.exit_code)
 
 
-@app.command()
+@app.command(cls=_RunCommand)
 def run(
     agent: Annotated[Path, typer.Argument(help="Agent folder (with agent.yaml), or a single .js / .wasm file.")],
     args: Annotated[Optional[list[str]], typer.Argument(help="Arguments for the agent, after --.")] = None,
@@ -99,7 +122,8 @@ def check(
     as_json: Annotated[bool, typer.Option("--json", help="Print the effective policy as JSON.")] = False,
     expect: ExpectOption = None,
 ) -> None:
-    """Validate an agent's manifest and print its effective policy."""
+    """Validate an agent's manifest, compile its JS, and print its effective policy."""
+    from hugind.jscheck import compile_error
     from hugind.manifest import load_agent
     from hugind.mcp import McpHub
     from hugind.pinning import digest_for_check
@@ -110,8 +134,12 @@ def check(
         digest, no_digest = digest_for_check(loaded, expect, str(agent))
         engine = make_policy(loaded, RunOptions(strict=strict, policy_file=policy))
         hub = McpHub.for_agent(loaded, strict=strict, host_env={}, policy_file=policy)
+        problem = compile_error(loaded)
     except HugindError as err:
         raise _fail(err) from None
+    if problem is not None:
+        sys.stderr.write(problem.message + "\n")  # file:line:column: message, as compilers report
+        raise typer.Exit(problem.exit_code)
     from hugind.confine.report import confinement_json, confinement_lines
 
     manifest = loaded.manifest

@@ -14,14 +14,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from hugind.backends import LlmService, choose_backend
-from hugind.errors import BackendError, EnvMissingError, PermissionDenied, StrictDenials
+from hugind.backends import LlmService, choose_backend, preview_backend, session_meta
+from hugind.errors import AgentFailed, BackendError, EnvMissingError, PermissionDenied, StrictDenials
 from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
 from hugind.policy import AuditLog, PolicyEngine, build_policy, load_preset
 from hugind.sandbox.instance import GuestIO, GuestLimits
 from hugind.sandbox.preopens import preopens_for
-from hugind.sandbox.session import AgentSession, SessionConfig, base_ops, new_session_id
+from hugind.sandbox.session import AgentSession, SessionConfig, base_ops
 
 if TYPE_CHECKING:
     from hugind.agentic import LoopResult
@@ -113,7 +113,7 @@ def open_session(
         env=env,
         preopens=preopens_for(engine, agent.root) if agent.runtime == "wasm" else [],
     )
-    session_meta = {"id": new_session_id(), "backend": None}
+    session_meta = getattr(services.get("llm"), "session", None)
     run_input: dict[str, Any] = {"args": list(options.args), "meta": {"session": session_meta, "env": env}}
     services = dict(services)
     team_ops: list[Op] = []
@@ -146,7 +146,10 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     env = resolve_env(agent.manifest.env, host_env)
     engine = make_policy(agent, options)
     engine.declared_env = dict(env)
-    llm = LlmService(lambda: choose_backend(agent.manifest, options.backend, engine))
+    backend = preview_backend(agent.manifest, options.backend)
+    llm = LlmService(
+        lambda: choose_backend(agent.manifest, options.backend, engine, backend), session=session_meta(backend)
+    )
     mcp_hub = None
     loop = None
     try:
@@ -162,7 +165,12 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
         session = open_session(agent, options, engine, env, services)
         llm.deadline = session.ctx.deadline
         try:
-            session.run_main()
+            try:
+                session.run_main()
+            except AgentFailed as err:
+                from hugind.jscheck import reclassify
+
+                raise reclassify(agent, err) from None
             if agent.manifest.mode == "agentic":
                 loop = _agentic(session, agent, options, llm)
                 has_result, value = True, loop.final_text

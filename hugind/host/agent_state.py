@@ -44,8 +44,16 @@ class AgentState:
     system_prompt: str = ""
     max_turns: int | None = None
     tool_results: dict[int, tuple[bool, Any]] = field(default_factory=dict)
+    # get_tool_results(): every tool call the loop has run, in completion order,
+    # with the text the model was given. Guest calls wait in tool_calls_running.
+    tool_calls_running: dict[int, tuple[str, Any]] = field(default_factory=dict)
+    tool_log: list[dict[str, Any]] = field(default_factory=list)
     limit_error: str | None = None  # the result broke a cap; the run fails however the guest reacts
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def log_tool_call(self, name: str, args: Any, result: str, is_error: bool) -> None:
+        with self.lock:  # MCP calls finish on host threads
+            self.tool_log.append({"name": name, "args": args, "result": result, "is_error": is_error})
 
     def result(self) -> tuple[bool, Any]:
         """(has_result, value): set_result wins over the returned value."""
@@ -127,12 +135,30 @@ def _tool_result(ctx: HostContext, args: dict[str, Any]) -> None:
     state = state_of(ctx)
     if "error" in args and args["error"] is not None:
         err = args["error"] if isinstance(args["error"], dict) else {}
-        state.tool_results[call_id] = (
-            False,
-            GuestFailure(str(err.get("name", "Error")), str(err.get("message", ""))),
-        )
+        failure = GuestFailure(str(err.get("name", "Error")), str(err.get("message", "")))
+        state.tool_results[call_id] = (False, failure)
+        text, is_error = tool_error_text(failure), True
     else:
         state.tool_results[call_id] = (True, args.get("value"))
+        text, is_error = tool_value_text(args.get("value")), False
+    running = state.tool_calls_running.pop(call_id, None)
+    if running is not None:
+        state.log_tool_call(running[0], running[1], text, is_error)
+
+
+def tool_value_text(value: Any) -> str:
+    """A guest tool's value as the model reads it."""
+    return str(value) if value is not None else "OK"
+
+
+def tool_error_text(failure: GuestFailure) -> str:
+    return f"Error: {failure.message or failure.name}"
+
+
+def _tool_log(ctx: HostContext, args: dict[str, Any]) -> list[dict[str, Any]]:
+    state = state_of(ctx)
+    with state.lock:
+        return list(state.tool_log)
 
 
 OPS: tuple[Op, ...] = (
@@ -143,4 +169,5 @@ OPS: tuple[Op, ...] = (
     Op("agent.set_system_prompt", _set_system_prompt),
     Op("agent.set_max_turns", _set_max_turns),
     Op("tool.result", _tool_result),
+    Op("agent.tool_results", _tool_log),
 )

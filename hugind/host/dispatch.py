@@ -1,7 +1,8 @@
 """The one place guest requests enter the host.
 
 A request is JSON ``{"op": NAME, "args": {...}}``. ``call`` serves a
-synchronous op on the caller's thread; ``submit`` starts an asynchronous op
+synchronous op (or a *blocking* async one, see ``Op.blocking``) on the
+caller's thread; ``submit`` starts an asynchronous op
 on a worker thread and returns its id, and the op's completion is later
 taken from ``next_completion`` by the driver and handed to the guest. Every
 reply is JSON ``{"ok": value}`` or ``{"error": {"kind", "message"}}``;
@@ -32,8 +33,9 @@ class UnknownOp(HostCallError):
     kind = "Unsupported"
 
 
-def encode_ok(value: Any) -> bytes:
-    return json.dumps({"ok": value}, ensure_ascii=False, separators=(",", ":")).encode()
+def encode_ok(value: Any, events: list[Any] | None = None) -> bytes:
+    reply = {"ok": value} if events is None else {"ok": value, "events": events}
+    return json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def encode_error(err: HostCallError) -> bytes:
@@ -81,8 +83,13 @@ class Dispatcher:
         except HostCallError as err:
             return encode_error(err)
         try:
-            if op.is_async:
+            if op.is_async and not op.blocking:
                 raise InvalidArgument(f"host op {op.name!r} is asynchronous: submit it instead of calling it")
+            if op.streams:
+                # No callback into the guest during a call: the events come back with the reply.
+                events: list[Any] = []
+                result = op.handler(self.ctx, args, events.append)  # type: ignore[call-arg]
+                return encode_ok(result, events)
             return encode_ok(op.handler(self.ctx, args))
         except HostCallError as err:
             self._record_refusal(op.name, args, err)

@@ -42,6 +42,6 @@ def _ask_stream(ctx: HostContext, args: dict[str, Any], progress: Callable[[Any]
 
 
 OPS: tuple[Op, ...] = (
-    Op("llm.ask", _ask, is_async=True),
-    Op("llm.ask_stream", _ask_stream, is_async=True, streams=True),
+    Op("llm.ask", _ask, is_async=True, blocking=True),
+    Op("llm.ask_stream", _ask_stream, is_async=True, streams=True, blocking=True),
 )

@@ -48,5 +48,5 @@ def _call_tool(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
 
 OPS: tuple[Op, ...] = (
     Op("mcp.list_tools", _list_tools),
-    Op("mcp.call_tool", _call_tool, is_async=True),
+    Op("mcp.call_tool", _call_tool, is_async=True, blocking=True),
 )

@@ -242,4 +242,4 @@ def _hop(
         raise HostIOError(f"network: request to {target.host} failed ({exc.__class__.__name__})") from None
 
 
-OPS: tuple[Op, ...] = (Op("net.fetch", _fetch, is_async=True),)
+OPS: tuple[Op, ...] = (Op("net.fetch", _fetch, is_async=True, blocking=True),)

@@ -37,6 +37,10 @@ class Op:
     # A streaming async op's handler takes a third argument, ``progress(value)``,
     # which delivers an intermediate event (e.g. an LLM token) to the guest.
     streams: bool = False
+    # An async op that may also be *called*: the guest blocks until it is done
+    # (the JS API's ask_llm/http_get return text, as the seed specifies). The
+    # handler bounds itself by ``ctx.remaining()`` like any op.
+    blocking: bool = False
 
 
 @dataclass

@@ -7,6 +7,7 @@ guest gets a negative status, never a host crash. See runtimes/wasm/ABI.md.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -148,6 +149,11 @@ class GuestInstance:
         if isinstance(req, int):
             return req
         self._response = self.dispatcher.call(req)
+        if time.monotonic() >= self.dispatcher.ctx.deadline:
+            # A blocking call (ask_llm, http_get) used up the run: trap the guest
+            # now (wasmtime re-raises this from the export call), before it can
+            # turn the host's Timeout into an outcome of its own.
+            raise LimitExceeded("run stopped: wall-clock deadline exceeded (permissions.limits.timeout)")
         return len(self._response)
 
     def _take(self, caller: wasmtime.Caller, ptr: int, cap: int) -> int:

@@ -11,7 +11,6 @@ import itertools
 import json
 import threading
 import time
-import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -144,6 +143,7 @@ class AgentSession:
             for name, args in calls:
                 call_id = next(self._call_ids)
                 ids.append(call_id)
+                self.state.tool_calls_running[call_id] = (name, args)
                 payload = {"call_id": call_id, "name": name, "args": json.dumps(args, ensure_ascii=False)}
                 self.driver.send("hugind_tool", payload)
             results = self.state.tool_results
@@ -152,7 +152,3 @@ class AgentSession:
 
     def close(self) -> None:
         self.dispatcher.close()
-
-
-def new_session_id() -> str:
-    return uuid.uuid4().hex

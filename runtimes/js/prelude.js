@@ -6,6 +6,9 @@
 (function (native) {
   "use strict";
   const G = globalThis;
+  // Globals that are not the agent's own: the engine's built-ins (now) and the
+  // prelude's (as installed). register_tools_json never binds a tool to one.
+  const notAgentGlobals = new Set(Object.getOwnPropertyNames(G));
   const pending = new Map(); // op id -> {resolve, reject, onProgress}
   const tools = new Map(); // agentic tool name -> execute function
   let runInfo = { version: "unknown", input: null };
@@ -19,9 +22,15 @@
   }
 
   function call(op, args) {
+    return callWithEvents(op, args).ok;
+  }
+
+  // A blocking call of a streaming op: its events (LLM tokens) come back with
+  // the reply, since the host never calls into the guest during a call.
+  function callWithEvents(op, args) {
     const reply = JSON.parse(native.call(JSON.stringify({ op, args: args || {} })));
     if (reply.error) throw hostError(reply.error);
-    return reply.ok;
+    return reply;
   }
 
   function submit(op, args, onProgress) {
@@ -139,6 +148,7 @@
   // ---- globals: output, input, args, result ---------------------------------
 
   function install(name, value) {
+    notAgentGlobals.add(name);
     Object.defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
   }
 
@@ -246,16 +256,22 @@
       body: init.body === undefined ? null : String(init.body),
     }).then(response),
   );
-  install("http_get", (url, headers = {}) =>
-    submit("net.fetch", { url: String(url), method: "GET", headers }).then((r) => r.body),
-  );
-  install("http_post", (url, body, headers = {}) =>
-    submit("net.fetch", {
-      url: String(url),
-      method: "POST",
-      headers,
-      body: typeof body === "string" ? body : JSON.stringify(body),
-    }).then((r) => r.body),
+  // http_get/http_post, ask_llm*, mcp_call_tool return text, as the seed
+  // specifies: the guest blocks in a host call (bounded by the run's deadline;
+  // `await` on the text still works). Their *_async twins return Promises
+  // whose host work runs in parallel, for Promise.all.
+  const getArgs = (url, headers = {}) => ({ url: String(url), method: "GET", headers });
+  const postArgs = (url, body, headers = {}) => ({
+    url: String(url),
+    method: "POST",
+    headers,
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  install("http_get", (url, headers) => call("net.fetch", getArgs(url, headers)).body);
+  install("http_post", (url, body, headers) => call("net.fetch", postArgs(url, body, headers)).body);
+  install("http_get_async", (url, headers) => submit("net.fetch", getArgs(url, headers)).then((r) => r.body));
+  install("http_post_async", (url, body, headers) =>
+    submit("net.fetch", postArgs(url, body, headers)).then((r) => r.body),
   );
 
   // ask_llm(prompt | request): a plain string gets response_format json_object
@@ -267,34 +283,84 @@
     delete body.onToken;
     return { request: body };
   }
-  install("ask_llm", (request) => submit("llm.ask", llmArgs(request)));
+  const tokenCallback = (request) => {
+    const fn = request && typeof request === "object" ? request.on_token || request.onToken : undefined;
+    return typeof fn === "function" ? fn : () => {};
+  };
+  install("ask_llm", (request) => call("llm.ask", llmArgs(request)));
+  install("ask_llm_async", (request) => submit("llm.ask", llmArgs(request)));
+  // Blocking: on_token sees every delta in order once the answer is complete,
+  // before ask_llm_stream returns. ask_llm_stream_async calls it as tokens arrive.
   install("ask_llm_stream", (request) => {
-    const onToken = request && typeof request === "object" ? request.on_token || request.onToken : undefined;
-    return submit("llm.ask_stream", llmArgs(request), (token) => {
-      if (typeof onToken === "function") onToken(token);
-    });
+    const onToken = tokenCallback(request);
+    const reply = callWithEvents("llm.ask_stream", llmArgs(request));
+    for (const token of reply.events || []) onToken(token);
+    return reply.ok;
   });
+  install("ask_llm_stream_async", (request) => submit("llm.ask_stream", llmArgs(request), tokenCallback(request)));
 
+  const mcpArgs = (name, args = {}) => ({
+    name: String(name),
+    arguments: typeof args === "string" ? JSON.parse(args) : args,
+  });
   install("mcp_list_tools", () => JSON.stringify(call("mcp.list_tools")));
-  install("mcp_call_tool", (name, args = {}) =>
-    submit("mcp.call_tool", { name: String(name), arguments: typeof args === "string" ? JSON.parse(args) : args }).then(
-      (r) => JSON.stringify(r),
-    ),
+  install("mcp_call_tool", (name, args) => JSON.stringify(call("mcp.call_tool", mcpArgs(name, args))));
+  install("mcp_call_tool_async", (name, args) =>
+    submit("mcp.call_tool", mcpArgs(name, args)).then((r) => JSON.stringify(r)),
   );
 
   // ---- agentic mode ---------------------------------------------------------
 
-  function installAgentic() {
-    install("register_tool", (def) => {
-      if (!def || typeof def.name !== "string" || !def.name) throw new TypeError("register_tool: 'name' must be a non-empty string");
-      if (typeof def.execute !== "function") throw new TypeError(`register_tool('${def.name}'): 'execute' must be a function`);
-      call("agent.register_tool", {
-        name: def.name,
-        description: String(def.description || ""),
-        parameters: def.parameters || { type: "object", properties: {} },
-      });
-      tools.set(def.name, def.execute);
+  function registerTool(def) {
+    if (!def || typeof def.name !== "string" || !def.name) throw new TypeError("register_tool: 'name' must be a non-empty string");
+    if (typeof def.execute !== "function") throw new TypeError(`register_tool('${def.name}'): 'execute' must be a function`);
+    call("agent.register_tool", {
+      name: def.name,
+      description: String(def.description || ""),
+      parameters: def.parameters || { type: "object", properties: {} },
     });
+    tools.set(def.name, def.execute);
+  }
+
+  // One definition of register_tools_json: flat {name, description, parameters
+  // | input_schema, execute?} or OpenAI's {type: "function", function: {...}}.
+  // JSON holds no functions, so `execute` *names* one (default: the tool's
+  // name), looked up in `handlers`, then among the agent's own globals.
+  function toolFromJson(def, index, handlers) {
+    const spec = def && typeof def === "object" && def.function && typeof def.function === "object" ? def.function : def;
+    if (!spec || typeof spec !== "object" || typeof spec.name !== "string" || !spec.name) {
+      throw new TypeError(`register_tools_json: tool #${index} needs a non-empty 'name'`);
+    }
+    const fnName = spec.execute === undefined ? spec.name : spec.execute;
+    if (typeof fnName !== "string") {
+      throw new TypeError(`register_tools_json: tool '${spec.name}': 'execute' must be the name of a function`);
+    }
+    const own = (o) => o && Object.prototype.hasOwnProperty.call(o, fnName);
+    const fn = own(handlers) ? handlers[fnName] : !notAgentGlobals.has(fnName) && own(G) ? G[fnName] : undefined;
+    if (typeof fn !== "function") {
+      throw new TypeError(
+        `register_tools_json: tool '${spec.name}': no function '${fnName}' in the handlers argument or on globalThis`,
+      );
+    }
+    return {
+      name: spec.name,
+      description: spec.description,
+      parameters: spec.parameters || spec.input_schema,
+      execute: fn,
+    };
+  }
+
+  function installAgentic() {
+    install("register_tool", registerTool);
+    install("register_tools_json", (json, handlers) => {
+      const defs = typeof json === "string" ? JSON.parse(json) : json;
+      if (!Array.isArray(defs)) throw new TypeError("register_tools_json: expected a JSON array of tool definitions");
+      // Every definition is checked before any is registered.
+      const resolved = defs.map((def, i) => toolFromJson(def, i, handlers));
+      resolved.forEach(registerTool);
+      return resolved.map((t) => t.name);
+    });
+    install("get_tool_results", () => JSON.stringify(call("agent.tool_results")));
     install("set_system_prompt", (prompt) => void call("agent.set_system_prompt", { prompt: String(prompt) }));
     install("set_max_turns", (turns) => void call("agent.set_max_turns", { turns: Number(turns) }));
   }

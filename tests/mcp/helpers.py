@@ -29,9 +29,12 @@ function failure(e) {
   return { kind: e.name, message: e.message };
 }
 
-async function call(name, args) {
+// mcp_call_tool returns the text; its _async twin a Promise (for Promise.all).
+async function call(name, args, parallel) {
   try {
-    return { ok: JSON.parse(await mcp_call_tool(name, args)) };
+    const text = parallel ? await mcp_call_tool_async(name, args) : mcp_call_tool(name, args);
+    if (typeof text !== "string") throw new TypeError("mcp_call_tool did not return text");
+    return { ok: JSON.parse(text) };
   } catch (e) {
     return failure(e);
   }
@@ -49,7 +52,7 @@ export default async function (input) {
   }
   const calls = plan.calls || [];
   if (plan.parallel) {
-    out.calls = await Promise.all(calls.map(([name, args]) => call(name, args)));
+    out.calls = await Promise.all(calls.map(([name, args]) => call(name, args, true)));
   } else {
     out.calls = [];
     for (const [name, args] of calls) out.calls.push(await call(name, args));

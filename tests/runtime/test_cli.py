@@ -41,7 +41,7 @@ def test_hello_example_reads_its_declared_env(cli):
             ExitCode.AGENT_FAILED,
             "Error: kaput",
         ),
-        ({"main.js": "export default ( => 1"}, {}, ExitCode.AGENT_FAILED, "SyntaxError"),
+        ({"main.js": "export default ( => 1"}, {}, ExitCode.USAGE, "main.js:1:18: SyntaxError"),
         ({"main.js": "export default 1"}, {"colour": "blue"}, ExitCode.USAGE, "unknown key 'colour'"),
         (
             {"main.js": "export default 1"},

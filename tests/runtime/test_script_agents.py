@@ -7,6 +7,7 @@ import re
 import pytest
 
 from hugind.errors import AgentFailed, EnvMissingError, ManifestError
+from hugind.jscheck import JsCompileError
 from tests.runtime.helpers import run_captured
 
 
@@ -184,10 +185,11 @@ def test_top_level_throw_is_reported_with_stack(make_agent):
 
 def test_syntax_error_is_reported_with_location(make_agent):
     agent = make_agent({"main.js": "export default function () {\n  let x = ;\n}\n"})
-    with pytest.raises(AgentFailed) as info:
+    # Source that does not compile is bad input (exit 2), located as compilers do.
+    with pytest.raises(JsCompileError) as info:
         run_captured(agent)
-    assert info.value.name == "SyntaxError"
-    assert "main.js:2" in info.value.stack
+    assert info.value.js_name == "SyntaxError" and info.value.exit_code == 2
+    assert info.value.message.endswith("main.js:2:11: SyntaxError: unexpected token in expression: ';'")
 
 
 def test_rejected_promise_fails_the_run(make_agent):
