@@ -131,15 +131,15 @@ def check(
 
     try:
         loaded = load_agent(agent)
+        problem = compile_error(loaded)
+        if problem is not None:  # before the digest: there is no digest of JS that does not compile
+            sys.stderr.write(problem.message + "\n")  # file:line:column: message, as compilers report
+            raise typer.Exit(problem.exit_code)
         digest, no_digest = digest_for_check(loaded, expect, str(agent))
         engine = make_policy(loaded, RunOptions(strict=strict, policy_file=policy))
         hub = McpHub.for_agent(loaded, strict=strict, host_env={}, policy_file=policy)
-        problem = compile_error(loaded)
     except HugindError as err:
         raise _fail(err) from None
-    if problem is not None:
-        sys.stderr.write(problem.message + "\n")  # file:line:column: message, as compilers report
-        raise typer.Exit(problem.exit_code)
     from hugind.confine.report import confinement_json, confinement_lines
 
     manifest = loaded.manifest

@@ -292,14 +292,11 @@ def test_raw_wasm_file_and_folder_are_pinned(cli, tmp_path):
     _assert_pin_refused(cli, folder, folder_digest)
 
 
-def test_check_reports_a_graph_that_does_not_compile_without_failing(cli, tmp_path):
+def test_check_refuses_a_graph_that_does_not_compile_before_any_digest(cli, tmp_path):
     agent = write_agent(tmp_path / "src", {"main.js": "let = ;", "agent.yaml": "name: b\nentry_point: main.js\n"})
-    words = cli("check", str(agent))
-    assert words.code == 0 and "digest: none (the import graph does not compile: SyntaxError" in words.stdout
-    doc = json.loads(cli("check", str(agent), "--json").stdout)
-    assert doc["digest"] is None and "SyntaxError" in doc["digest_error"]
-    pinned = cli("check", str(agent), "--expect", "sha256:" + "0" * 64)
-    assert pinned.code == 1 and "SyntaxError" in pinned.stderr
+    for extra in ((), ("--json",), ("--expect", "sha256:" + "0" * 64)):
+        res = cli("check", str(agent), *extra)
+        assert res.code == 2 and "main.js:1:5: SyntaxError" in res.stderr and "digest" not in res.stdout
 
 
 def test_every_single_byte_flip_or_cut_is_an_invalid_module(cli, tmp_path):
