@@ -23,6 +23,7 @@ from hugind.errors import HostCallError
 from hugind.host import fs, net, shell
 from hugind.host.registry import HostContext
 from hugind.policy import AuditLog, PolicyEngine, build_policy
+from tests.support.dns import hosts_file_resolver
 from tests.support.http_server import (
     RecordingServer,
     big_route,
@@ -80,7 +81,7 @@ def harness(agent_root: Path) -> Iterator[Callable[..., Harness]]:
         deadline: float = float("inf"),
     ) -> Harness:
         policy = build_policy(permissions, runtime_fs_mode=mode, agent_root=agent_root, strict=strict, preset=preset)
-        engine = PolicyEngine(policy, audit, resolver=resolver)
+        engine = PolicyEngine(policy, audit, resolver=resolver or hosts_file_resolver)
         engines.append(engine)
         return Harness(agent_root, engine, deadline)
 

@@ -7,6 +7,7 @@ import ipaddress
 import json
 import time
 import zlib
+from urllib.parse import urljoin
 
 import pytest
 from policy_vectors import NET_BAD_URLS, NET_BLOCKED, NET_POLICY
@@ -385,9 +386,6 @@ def test_redirect_to_a_denied_port_is_denied(harness, http_server, other_server)
 @pytest.mark.parametrize(
     ("location", "fragment"),
     [
-        ("http://169.254.169.254/latest/meta-data/", "169.254.0.0/16 (link-local/metadata)"),
-        ("http://[::ffff:169.254.169.254]/", "169.254.0.0/16"),
-        ("http://0.0.0.0/", "0.0.0.0/8"),
         ("file:///etc/passwd", "scheme file: is not allowed"),
         ("ftp://127.0.0.1/", "scheme ftp: is not allowed"),
     ],
@@ -396,6 +394,25 @@ def test_redirect_to_denied_targets(harness, http_server, location, fragment):
     h = harness(loopback())
     err = h.fails("net.fetch", url=http_server.url(f"/redirect?to={location}"))
     assert isinstance(err, PermissionDenied) and fragment in err.message
+
+
+@pytest.mark.parametrize(
+    ("location", "rule", "fragment"),
+    [
+        ("http://169.254.169.254/latest/meta-data/", "network.block_private_networks", "169.254.0.0/16 (link-local"),
+        ("http://[::ffff:169.254.169.254]/", "network.block_private_networks", "169.254.0.0/16"),
+        ("http://0.0.0.0/", "network.blocked-range", "0.0.0.0/8"),
+    ],
+)
+def test_redirect_off_loopback_is_denied_by_the_check_of_the_next_hop(harness, location, rule, fragment):
+    """Redirect targets off this machine, decided without fetching: net.fetch re-checks every hop
+    with check_connect(urljoin(current URL, Location)), so that is what is asked here."""
+    h = harness(loopback())
+    first = h.engine.check_connect("http://127.0.0.1:8080/redirect")
+    with pytest.raises(PermissionDenied) as info:
+        h.engine.check_connect(urljoin(first.url, location))
+    assert fragment in info.value.message
+    assert [(e["decision"], e["rule"]) for e in h.audit] == [("allow", "network.allowed_ips"), ("deny", rule)]
 
 
 def test_five_redirects_pass_six_do_not(harness, http_server):

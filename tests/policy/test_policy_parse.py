@@ -10,6 +10,7 @@ import pytest
 from hugind.errors import ExitCode, ManifestError
 from hugind.policy import Limits, Policy, PolicyEngine, build_policy, load_preset
 from hugind.policy.parse import STRICT_DEFAULT_FUEL
+from tests.support.dns import hosts_file_resolver
 
 REPO = Path(__file__).resolve().parents[2]
 PRESETS = {name: REPO / "policy" / f"{name}.yaml" for name in ("strict", "ci", "dev")}
@@ -138,7 +139,7 @@ def test_strict_forces_the_safe_choices(agent_root):
     assert policy.strict and policy.net.block_private_networks and policy.net.restrict_hosts
     assert policy.limits.fuel == STRICT_DEFAULT_FUEL
     assert build(agent_root, {"limits": {"fuel": 5}}, strict=True).limits.fuel == 5
-    engine = PolicyEngine(policy)
+    engine = PolicyEngine(policy, resolver=hosts_file_resolver)  # a broken rule fails, never queries DNS
     with pytest.raises(Exception, match="not in allowed_domains"):
         engine.check_connect("http://93.184.216.34.nip.io/")
 

@@ -9,18 +9,16 @@ be denied by the policy before any connection; the guard proves it.
 
 from __future__ import annotations
 
-import ipaddress
 import itertools
 import json
 import socket
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from tests.redteam.helpers import NetViolation, Outcome, run_attack
+from tests.redteam.helpers import Outcome, make_guard, run_attack
 from tests.support.http_server import (
     RecordingServer,
     big_route,
@@ -33,58 +31,14 @@ from tests.support.http_server import (
 # --- the network guard -------------------------------------------------------------
 
 
-def _loopback(host: Any) -> bool:
-    try:
-        addr = ipaddress.ip_address(str(host).split("%")[0])
-    except ValueError:
-        return False
-    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
-        addr = addr.ipv4_mapped
-    return addr.is_loopback
-
-
 @pytest.fixture(autouse=True)
 def _network_guard(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    violations: list[str] = []
-    real_connect = socket.socket.connect
-    real_connect_ex = socket.socket.connect_ex
-    real_getaddrinfo = socket.getaddrinfo
-
-    def check(sock: socket.socket, address: Any) -> None:
-        if sock.family in (socket.AF_INET, socket.AF_INET6) and not _loopback(address[0]):
-            violations.append(f"connect to {address!r}")
-            raise NetViolation(f"red-team guard: refused to connect to non-loopback {address!r}")
-
-    def connect(self: socket.socket, address: Any) -> None:
-        check(self, address)
-        return real_connect(self, address)
-
-    def connect_ex(self: socket.socket, address: Any) -> int:
-        check(self, address)
-        return real_connect_ex(self, address)
-
-    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        name = host.decode() if isinstance(host, bytes) else host
-        if name is None or name == "localhost" or _is_literal(name):
-            return real_getaddrinfo(host, *args, **kwargs)
-        if str(name).rstrip(".").endswith((".invalid", ".test")):
-            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-        violations.append(f"DNS lookup of {name!r}")
-        raise socket.gaierror(socket.EAI_NONAME, "red-team guard: no real DNS lookups")
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    monkeypatch.setattr(socket.socket, "connect_ex", connect_ex)
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    yield violations
-    assert not violations, f"the test tried to leave loopback: {violations}"
-
-
-def _is_literal(name: str) -> bool:
-    try:
-        ipaddress.ip_address(name)
-    except ValueError:
-        return False
-    return True
+    guard = make_guard(socket.socket.connect, socket.socket.connect_ex, socket.getaddrinfo)
+    monkeypatch.setattr(socket.socket, "connect", guard.connect)
+    monkeypatch.setattr(socket.socket, "connect_ex", guard.connect_ex)
+    monkeypatch.setattr(socket, "getaddrinfo", guard.getaddrinfo)
+    yield guard.violations
+    assert not guard.violations, f"the test tried to leave loopback: {guard.violations}"
 
 
 @pytest.fixture

@@ -10,10 +10,13 @@ not happen.
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import socket
 import textwrap
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -128,6 +131,73 @@ def assert_denied(
 
 class NetViolation(AssertionError):
     """Raised by the red-team network guard (conftest.py) instead of leaving loopback."""
+
+
+@dataclass(frozen=True)
+class NetGuard:
+    """Stand-ins for ``socket.socket.connect``/``connect_ex`` and ``socket.getaddrinfo``.
+
+    They pass loopback connects and lookups of literals and ``localhost`` on to the functions
+    they wrap, and refuse everything else, noting it in ``violations``. Built over the real
+    functions by conftest.py; built over recorders by the guard's own test, so that testing the
+    guard never needs a non-loopback connect or a real lookup.
+    """
+
+    connect: Callable[[socket.socket, Any], None]
+    connect_ex: Callable[[socket.socket, Any], int]
+    getaddrinfo: Callable[..., Any]
+    violations: list[str]
+
+
+def _is_loopback(host: Any) -> bool:
+    try:
+        addr = ipaddress.ip_address(str(host).split("%")[0])
+    except ValueError:
+        return False
+    if isinstance(addr, ipaddress.IPv6Address) and addr.ipv4_mapped is not None:
+        addr = addr.ipv4_mapped
+    return addr.is_loopback
+
+
+def _is_literal(name: str) -> bool:
+    try:
+        ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    return True
+
+
+def make_guard(
+    connect: Callable[[socket.socket, Any], None],
+    connect_ex: Callable[[socket.socket, Any], int],
+    getaddrinfo: Callable[..., Any],
+) -> NetGuard:
+    violations: list[str] = []
+
+    def check(sock: socket.socket, address: Any) -> None:
+        if sock.family in (socket.AF_INET, socket.AF_INET6) and not _is_loopback(address[0]):
+            violations.append(f"connect to {address!r}")
+            raise NetViolation(f"red-team guard: refused to connect to non-loopback {address!r}")
+
+    def guarded_connect(sock: socket.socket, address: Any) -> None:
+        check(sock, address)
+        return connect(sock, address)
+
+    def guarded_connect_ex(sock: socket.socket, address: Any) -> int:
+        check(sock, address)
+        return connect_ex(sock, address)
+
+    def guarded_getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        name = host.decode() if isinstance(host, bytes) else host
+        if name is None or name == "localhost" or _is_literal(name):
+            return getaddrinfo(host, *args, **kwargs)
+        if str(name).rstrip(".").endswith((".invalid", ".test")):
+            # Reserved names are answered here, as the fake_dns tables do, not by a real resolver.
+            raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+        violations.append(f"DNS lookup of {name!r}")
+        raise socket.gaierror(socket.EAI_NONAME, "red-team guard: no real DNS lookups")
+
+    return NetGuard(guarded_connect, guarded_connect_ex, guarded_getaddrinfo, violations)
 
 
 # --- processes ------------------------------------------------------------------------

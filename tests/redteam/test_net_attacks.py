@@ -1,10 +1,14 @@
 """Network attacks by real JS agents against loopback test servers.
 
-Every server here listens on 127.0.0.1 only. Addresses the policy must
-block (loopback in disguise, private ranges, the metadata IP) are denied
-before any connection: the servers see no request, and the autouse network
-guard of conftest.py fails any test whose process tries to connect to a
-non-loopback address or to look up a real name.
+Every server here listens on 127.0.0.1 only, and every attack here aims at
+loopback: should a rule break, the request would still stay on this machine.
+Vectors aimed anywhere else (private ranges, the metadata IP, NAT64 and 6to4
+disguises, public names) are decided without a socket or DNS lookup in
+``test_net_decisions.py``, which covers every vector of this file too; only
+those that ``net_vectors.stays_on_loopback`` accepts are replayed here. The
+autouse network guard of conftest.py remains a safety net: it fails any test
+whose process tries to connect to a non-loopback address or to look up a
+real name.
 """
 
 from __future__ import annotations
@@ -14,7 +18,24 @@ import json
 import pytest
 
 from tests.policy.policy_vectors import NET_BAD_URLS, NET_BLOCKED, NET_POLICY
-from tests.redteam.helpers import assert_denied, js
+from tests.redteam.helpers import NetViolation, assert_denied, js, make_guard
+from tests.redteam.net_vectors import (
+    ALLOWLIST_TRICKS,
+    LOOPBACK_DISGUISES,
+    MIXED_ANSWERS,
+    REBINDING,
+    REDIRECT_TARGETS,
+    allowlist_policy,
+    answers_stay_on_loopback,
+    loopback_only,
+)
+
+# The vectors that may run end to end: every host they could reach is loopback.
+BLOCKED_ON_LOOPBACK = loopback_only(NET_BLOCKED, lambda v: v[0])
+BAD_URLS_ON_LOOPBACK = loopback_only(NET_BAD_URLS, lambda v: v[0])
+DISGUISES_ON_LOOPBACK = loopback_only(LOOPBACK_DISGUISES, lambda v: f"http://{v[0]}:{{port}}/")
+REDIRECTS_ON_LOOPBACK = loopback_only(REDIRECT_TARGETS, lambda v: v[1])
+MIXED_ON_LOOPBACK = [v for v in MIXED_ANSWERS if answers_stay_on_loopback(v[1])]
 
 
 def only(server, port_policy: dict | None = None, **net) -> dict:
@@ -26,16 +47,16 @@ def get(url: str, headers: dict | None = None) -> str:
     return f"return await http_get({js(url)}, {js(headers or {})});"
 
 
-# --- the block list, replayed through the engine (29 agents) ------------------------------
+# --- the block list, replayed through the engine (its loopback part) ---------------------------
 
 
-@pytest.mark.parametrize(("url", "rule", "fragment"), NET_BLOCKED, ids=[v[0] for v in NET_BLOCKED])
+@pytest.mark.parametrize(("url", "rule", "fragment"), BLOCKED_ON_LOOPBACK, ids=[v[0] for v in BLOCKED_ON_LOOPBACK])
 def test_blocked_address_forms_are_denied_before_connecting(attack, url, rule, fragment):
     out = attack(get(url), NET_POLICY)
     assert_denied(out, rule, fragment, capability="network")
 
 
-@pytest.mark.parametrize(("url", "fragment"), NET_BAD_URLS, ids=[v[0] for v in NET_BAD_URLS])
+@pytest.mark.parametrize(("url", "fragment"), BAD_URLS_ON_LOOPBACK, ids=[v[0] for v in BAD_URLS_ON_LOOPBACK])
 def test_bad_urls_and_schemes_are_refused(attack, url, fragment):
     out = attack(get(url), NET_POLICY)
     assert_denied(out, "network.url", fragment, capability="network")
@@ -44,37 +65,12 @@ def test_bad_urls_and_schemes_are_refused(attack, url, fragment):
 # --- loopback in disguise, aimed at a live server ---------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("host", "rule", "fragment"),
-    [
-        ("127.0.0.1", "network.block_private_networks", "127.0.0.0/8 (loopback)"),
-        ("localhost", "network.block_private_networks", "host localhost resolves to 127.0.0.1"),
-        ("0.0.0.0", "network.blocked-range", "0.0.0.0/8"),
-        ("[::1]", "network.block_private_networks", "::1/128 (loopback)"),
-        ("2130706433", "network.block_private_networks", "host 127.0.0.1 is in blocked range"),
-        ("0x7f000001", "network.block_private_networks", "host 127.0.0.1 is in blocked range"),
-        ("0177.0.0.1", "network.block_private_networks", "host 127.0.0.1 is in blocked range"),
-        ("127.1", "network.block_private_networks", "host 127.0.0.1 is in blocked range"),
-        ("127.000.000.001", "network.block_private_networks", "host 127.0.0.1"),
-        ("[::ffff:127.0.0.1]", "network.block_private_networks", "via IPv4-mapped 127.0.0.1"),
-        ("[0:0:0:0:0:ffff:7f00:1]", "network.block_private_networks", "via IPv4-mapped 127.0.0.1"),
-        ("LOCALHOST.", "network.block_private_networks", "host localhost resolves to"),
-    ],
-)
+@pytest.mark.parametrize(("host", "rule", "fragment"), DISGUISES_ON_LOOPBACK, ids=[v[0] for v in DISGUISES_ON_LOOPBACK])
 def test_loopback_server_is_unreachable_under_the_default_block(attack, server, host, rule, fragment):
     out = attack(get(f"http://{host}:{server.port}/hello"), NET_POLICY)
     assert_denied(out, rule, fragment)
     assert server.requests == []
     assert "hello from loopback" not in json.dumps(out.value)
-
-
-def test_metadata_ip_is_denied_even_when_private_networks_are_allowed(attack):
-    """169.254.169.254 with block_private_networks: false is still only reachable by naming it."""
-    out = attack(
-        get("http://169.254.169.254/latest/meta-data/iam/"),
-        {"network": {"allow": True, "allowed_domains": ["svc.test"], "block_private_networks": False}},
-    )
-    assert_denied(out, "network.allowed_ips", "address 169.254.169.254 port 80 is not in allowed_ips")
 
 
 def test_named_loopback_port_does_not_open_other_ports(attack, server, server2):
@@ -96,30 +92,8 @@ def test_broad_allowed_ips_entry_does_not_exempt_loopback(attack, server):
 
 @pytest.mark.parametrize(
     ("location", "rule", "fragment"),
-    [
-        ("http://127.0.0.1:{other}/hello", "network.allowed_ips", "port {other} is not in allowed_ips"),
-        ("http://169.254.169.254/latest/meta-data/", "network.block_private_networks", "169.254.0.0/16"),
-        ("//169.254.169.254/latest/", "network.block_private_networks", "169.254.0.0/16"),
-        ("http://10.0.0.1:{port}/", "network.block_private_networks", "10.0.0.0/8"),
-        ("http://localhost:{port}/hello", "network.allowed_domains", "host localhost port"),
-        ("http://0x7f000001:{other}/hello", "network.allowed_ips", "port {other} is not in allowed_ips"),
-        ("http://[::ffff:127.0.0.1]:{other}/", "network.allowed_ips", "port {other} is not in allowed_ips"),
-        ("file:///etc/passwd", "network.url", "scheme file: is not allowed"),
-        ("gopher://127.0.0.1:{port}/", "network.url", "scheme gopher: is not allowed"),
-        ("http://127.0.0.1:{port}@127.0.0.1:{other}/", "network.url", "credentials"),
-    ],
-    ids=[
-        "other-port",
-        "metadata",
-        "scheme-relative-metadata",
-        "rfc1918",
-        "localhost-name",
-        "hex-other-port",
-        "mapped-other-port",
-        "file",
-        "gopher",
-        "credentials",
-    ],
+    [v[1:] for v in REDIRECTS_ON_LOOPBACK],
+    ids=[v[0] for v in REDIRECTS_ON_LOOPBACK],
 )
 def test_redirect_from_allowed_server_to_denied_target(attack, server, server2, location, rule, fragment):
     fill = {"port": server.port, "other": server2.port}
@@ -187,63 +161,24 @@ def test_response_body_is_capped(attack, server, path, cap):
 # --- allow-list parsing tricks (names that never resolve outside this process) ------------------
 
 
+# Refused while matching the allow list, before any lookup; the scripted DNS answers loopback only.
 @pytest.mark.parametrize(
-    ("url", "rule", "fragment"),
-    [
-        (
-            "http://svc.test.evil.invalid:{port}/",
-            "network.allowed_domains",
-            "host svc.test.evil.invalid port",
-        ),
-        ("http://svc.test@evil.invalid:{port}/", "network.url", "credentials"),
-        ("http://evil.invalid:{port}/?svc.test", "network.allowed_domains", "host evil.invalid port"),
-        ("http://evil.invalid:{port}#@svc.test", "network.allowed_domains", "host evil.invalid port"),
-        ("http://evilsvc.test:{port}/", "network.allowed_domains", "host evilsvc.test port"),
-        ("http://x.svc.test:{port}/", "network.allowed_domains", "host x.svc.test port"),
-        ("http://svc.test:1/", "network.allowed_domains", "host svc.test port 1 is not"),
-        ("http://svc.test\\@evil.invalid/", "network.url", "backslashes"),
-        ("http://svc.test%2F@evil.invalid/", "network.url", "credentials"),
-        ("http://svc.test\u3002evil.invalid/", "network.allowed_domains", "is not in allowed_domains"),
-    ],
-    ids=[
-        "suffix-append",
-        "userinfo",
-        "query",
-        "fragment",
-        "no-dot-suffix",
-        "subdomain-of-exact",
-        "other-port",
-        "backslash",
-        "encoded-slash",
-        "ideographic-dot",
-    ],
+    ("url", "rule", "fragment"), [v[1:] for v in ALLOWLIST_TRICKS], ids=[v[0] for v in ALLOWLIST_TRICKS]
 )
 def test_allowlist_parsing_tricks(attack, server, fake_dns, url, rule, fragment):
     calls = fake_dns({"svc.test": ["127.0.0.1"]})
-    policy = {
-        "network": {
-            "allow": True,
-            "allowed_domains": [f"svc.test:{server.port}"],
-            "allowed_ips": [f"127.0.0.1:{server.port}"],
-        }
-    }
-    out = attack(get(url.format(port=server.port)), policy)
+    out = attack(get(url.format(port=server.port)), allowlist_policy(server.port))
     assert_denied(out, rule, fragment)
     assert calls == [] and server.requests == []
 
 
 def test_allowed_name_with_case_and_trailing_dot_is_pinned_to_the_checked_address(attack, server, fake_dns):
     """Control for the tricks above, and DNS rebinding: the name is resolved once, the connection
-    goes to that answer, and the Host header stays the name."""
-    calls = fake_dns({"svc.test": [["127.0.0.1"], ["10.0.0.1"], ["169.254.169.254"]]})
-    policy = {
-        "network": {
-            "allow": True,
-            "allowed_domains": [f"svc.test:{server.port}"],
-            "allowed_ips": [f"127.0.0.1:{server.port}"],
-        }
-    }
-    out = attack(get(f"http://SVC.Test.:{server.port}/echo", {"Host": "evil.invalid"}), policy)
+    goes to that answer, and the Host header stays the name. Every later answer is loopback too
+    (127.0.0.2, 127.0.0.3, which the policy does not name); the off-machine rebinding sequence is
+    decided in test_net_decisions.py."""
+    calls = fake_dns({"svc.test": [answers for answers, _ in REBINDING["loopback-only"]]})
+    out = attack(get(f"http://SVC.Test.:{server.port}/echo", {"Host": "evil.invalid"}), allowlist_policy(server.port))
     assert out.value["ok"] is True, out.value
     echoed = json.loads(out.value["value"])
     assert echoed["headers"]["host"] == f"svc.test:{server.port}"  # the guest cannot set Host
@@ -251,13 +186,7 @@ def test_allowed_name_with_case_and_trailing_dot_is_pinned_to_the_checked_addres
 
 
 @pytest.mark.parametrize(
-    ("answers", "fragment"),
-    [
-        (["127.0.0.1", "169.254.169.254"], "resolves to 169.254.169.254"),
-        (["127.0.0.1", "10.1.2.3"], "resolves to 10.1.2.3"),
-        (["127.0.0.1", "::ffff:192.168.0.1"], "via IPv4-mapped 192.168.0.1"),
-    ],
-    ids=["metadata", "rfc1918", "mapped-private"],
+    ("answers", "fragment"), [v[1:] for v in MIXED_ON_LOOPBACK], ids=[v[0] for v in MIXED_ON_LOOPBACK]
 )
 def test_a_name_with_any_blocked_answer_is_denied(attack, server, fake_dns, answers, fragment):
     fake_dns({"mixed.test": answers})
@@ -274,9 +203,11 @@ def test_a_name_with_any_blocked_answer_is_denied(attack, server, fake_dns, answ
 
 
 def test_name_resolving_to_loopback_is_blocked_like_the_address(attack, server, fake_dns):
-    fake_dns({"127.0.0.1.nip.io": ["127.0.0.1"]})
-    out = attack(get(f"http://127.0.0.1.nip.io:{server.port}/hello"), NET_POLICY)
-    assert_denied(out, "network.block_private_networks", "host 127.0.0.1.nip.io resolves to 127.0.0.1")
+    # A reserved name in the role of 127.0.0.1.nip.io (decided by name in test_net_decisions.py):
+    # had the scripted DNS not been in place, no real lookup of a public name could follow.
+    fake_dns({"127.0.0.1.alias.test": ["127.0.0.1"]})
+    out = attack(get(f"http://127.0.0.1.alias.test:{server.port}/hello"), NET_POLICY)
+    assert_denied(out, "network.block_private_networks", "host 127.0.0.1.alias.test resolves to 127.0.0.1")
     assert server.requests == []
 
 
@@ -313,14 +244,46 @@ def test_network_disabled_by_default(attack, server):
 
 
 def test_network_guard_itself_refuses_non_loopback(_network_guard):
-    """The suite's safety net works: a stray connect never leaves the machine."""
+    """The suite's safety net works, tested over recorders instead of the real socket functions:
+    a guard that failed here would hand the recorder a non-loopback address, not the network."""
     import socket
 
-    from tests.redteam.helpers import NetViolation
-
-    with pytest.raises(NetViolation), socket.create_connection(("192.0.2.1", 9), timeout=0.1):
-        pass
+    passed: list[tuple[str, object]] = []
+    guard = make_guard(
+        lambda sock, address: passed.append(("connect", address)),
+        lambda sock, address: passed.append(("connect_ex", address)) or 0,
+        lambda host, *args, **kwargs: passed.append(("getaddrinfo", host)),
+    )
+    # The autouse fixture put the same kind of guard in front of the real functions.
+    assert socket.socket.connect.__qualname__ == guard.connect.__qualname__
+    assert socket.getaddrinfo.__qualname__ == guard.getaddrinfo.__qualname__
+    with socket.socket(socket.AF_INET) as v4, socket.socket(socket.AF_INET6) as v6:
+        for sock, address in [
+            (v4, ("192.0.2.1", 9)),
+            (v4, ("169.254.169.254", 80)),
+            (v6, ("::ffff:10.0.0.1", 80, 0, 0)),
+            (v6, ("fe80::1%lo", 80, 0, 0)),
+        ]:
+            with pytest.raises(NetViolation):
+                guard.connect(sock, address)
+            with pytest.raises(NetViolation):
+                guard.connect_ex(sock, address)
+        guard.connect(v4, ("127.0.0.2", 9))
+        guard.connect_ex(v6, ("::1", 9, 0, 0))
+        guard.connect(v6, ("::ffff:127.0.0.1", 9, 0, 0))
+    for name in ("example.com", b"metadata.google.internal"):
+        with pytest.raises(socket.gaierror):
+            guard.getaddrinfo(name, 80)
     with pytest.raises(socket.gaierror):
-        socket.getaddrinfo("example.com", 80)
-    assert len(_network_guard) == 2
-    _network_guard.clear()
+        guard.getaddrinfo("evil.invalid", 80)  # reserved: refused without counting as a violation
+    guard.getaddrinfo("localhost", 80)
+    guard.getaddrinfo("10.0.0.1", 80)  # a literal needs no lookup: getaddrinfo only parses it
+    assert passed == [
+        ("connect", ("127.0.0.2", 9)),
+        ("connect_ex", ("::1", 9, 0, 0)),
+        ("connect", ("::ffff:127.0.0.1", 9, 0, 0)),
+        ("getaddrinfo", "localhost"),
+        ("getaddrinfo", "10.0.0.1"),
+    ]
+    assert len(guard.violations) == 10
+    assert _network_guard == []  # the guard of this test run saw nothing

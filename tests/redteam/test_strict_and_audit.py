@@ -148,15 +148,17 @@ def test_strict_forces_private_network_blocking(cli, agent_dir, server):
 
 def test_strict_applies_host_lists_and_honours_an_explicit_loopback_entry(cli, agent_dir, server):
     body = f"return await http_get({js(server.url('/hello'))});"
-    # No host list: under --strict no host at all (a reserved name, refused before any lookup).
+    # No host list: under --strict no host at all, refused before any lookup. The CLI runs in a
+    # subprocess, beyond the network guard, so the name is one that resolves to loopback locally
+    # (/etc/hosts) should the rule break; any other name is decided in test_net_decisions.py.
     open_net = agent(
         agent_dir(),
-        f"return await http_get('http://svc.test:{server.port}/hello');",
+        f"return await http_get('http://localhost:{server.port}/hello');",
         {"network": {"allow": True}},
     )
     res = cli("run", str(open_net), "--strict")
     assert res.code == 3
-    assert result(res)["message"] == f"network: host svc.test port {server.port} is not in allowed_domains"
+    assert result(res)["message"] == f"network: host localhost port {server.port} is not in allowed_domains"
     assert server.requests == []
     named = agent(agent_dir(), body, {"network": {"allow": True, "allowed_ips": [f"127.0.0.1:{server.port}"]}})
     res = cli("run", str(named), "--strict")
@@ -172,8 +174,7 @@ await attempt(() => fs.read_text('data/readme.txt'));
 await attempt(() => fs.read_text('/etc/passwd'));
 await attempt(() => fs.write_text('data/readme.txt', input.meta.env.API_TOKEN));
 await attempt(() => http_get(URL, {Authorization: 'Bearer ' + input.meta.env.API_TOKEN}));
-const metadata = 'http://169.254.169.254/latest/meta-data/';
-await attempt(() => http_get(metadata, {Cookie: input.meta.env.API_TOKEN}));
+await attempt(() => http_get(UNNAMED, {Cookie: input.meta.env.API_TOKEN}));
 await attempt(() => run_command('echo hi'));
 await attempt(() => run_command('echo hi; id'));
 await attempt(() => spawn('env', []));
@@ -191,7 +192,12 @@ def test_audit_has_one_entry_per_decision_and_no_secrets(cli, agent_dir, server,
         "network": {"allow": True, "allowed_ips": [f"127.0.0.1:{server.port}"], "timeout": 10},
         "shell": {"allow": True, "whitelist": ["echo"], "env_clear": False, "timeout": 10},
     }
-    agent(root, AUDITED_BODY.replace("URL", js(server.url("/hello"))), perms, env=["API_TOKEN"])
+    # The denied fetch aims at a loopback address the policy does not name (127.0.0.2): the same
+    # rule as the metadata IP, whose denial in the audit log test_net_decisions.py asserts, but a
+    # broken rule here could only reach this machine (the CLI subprocess has no network guard).
+    unnamed = f"http://127.0.0.2:{server.port}/latest/meta-data/"
+    body = AUDITED_BODY.replace("UNNAMED", js(unnamed)).replace("URL", js(server.url("/hello")))
+    agent(root, body, perms, env=["API_TOKEN"])
     log = tmp_path / "audit.jsonl"
     res = cli(
         "run",
