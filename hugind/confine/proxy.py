@@ -111,8 +111,11 @@ def proxy_env(port: int) -> dict[str, str]:
 def forwarder_argv(
     port: int, socket_path: str | Path, argv: list[str], *, python: str = "python3", script: str | Path = FORWARDER_PATH
 ) -> list[str]:
-    """The command line that runs ``argv`` behind the forwarder (paths as the sandbox sees them)."""
-    return [python, "-I", str(script), "--port", str(port), "--unix", str(socket_path), "--", *argv]
+    """The command line that runs ``argv`` behind the forwarder (paths as the sandbox sees them).
+
+    ``-I -S``: no environment, user site or site-packages (.pth files can cost tens of ms); stdlib only.
+    """
+    return [python, "-I", "-S", str(script), "--port", str(port), "--unix", str(socket_path), "--", *argv]
 
 
 @dataclass(frozen=True)
@@ -206,22 +209,20 @@ def connect_url(authority: str) -> str:
     return f"https://{match[1]}:{int(match[2])}/"
 
 
+def check_framing(request: ProxyRequest) -> None:
+    """Reply(400) for ambiguous body framing, which is how requests get smuggled (an honest client never sends it)."""
+    lengths = {value for name, value in request.headers if name.lower() == "content-length"}
+    chunked = any(name.lower() == "transfer-encoding" for name, _ in request.headers)
+    if len(lengths) > 1 or (lengths and chunked) or any(not v.isdigit() for v in lengths):
+        raise Reply(400, "proxy: conflicting or invalid Content-Length / Transfer-Encoding")
+
+
 def origin_head(request: ProxyRequest, target: NetTarget) -> bytes:
     """The request head sent to the origin: origin-form, Host from the checked URL, no proxy/hop headers."""
-    listed = set()
-    lengths = set()
-    chunked = False
+    listed = set()  # headers the client's Connection header declares hop-by-hop
     for name, value in request.headers:
-        key = name.lower()
-        if key == "connection":
+        if name.lower() == "connection":
             listed |= {part.strip().lower() for part in value.split(",")}
-        elif key == "content-length":
-            lengths.add(value)
-        elif key == "transfer-encoding":
-            chunked = True
-    if len(lengths) > 1 or (lengths and chunked) or any(not v.isdigit() for v in lengths):
-        # Ambiguous framing is how requests get smuggled; an honest client never sends it.
-        raise Reply(400, "proxy: conflicting or invalid Content-Length / Transfer-Encoding")
     lines = [f"{request.method} {target.target} {request.version}", f"Host: {target.host_header}"]
     for name, value in request.headers:
         key = name.lower()
@@ -535,6 +536,7 @@ class ChildNetProxy:
         if not request.target.lower().startswith("http://"):
             hint = "use CONNECT for https" if request.target.lower().startswith("https://") else "need http://..."
             raise Reply(400, f"proxy: the request target must be an absolute http:// URL ({hint})")
+        check_framing(request)  # before the policy: a malformed request is not a decision to audit
         target = self._open(conn, request.target)
         head = origin_head(request, target)
         with self._lock:
