@@ -159,6 +159,25 @@ def test_tunnels_run_concurrently_and_carry_large_data(tmp_path: Path, sock_path
     assert len(results) == 4 and all(r == payload for r in results.values())
 
 
+def test_connect_to_an_ipv6_literal(tmp_path: Path, sock_path: Path) -> None:
+    try:
+        listener = socket.socket(socket.AF_INET6)
+        listener.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    engine = make_engine(tmp_path, {"allowed_ips": [f"[::1]:{port}"]})
+    with listener, ChildNetProxy(engine, sock_path), unix_client(sock_path) as sock:
+        sock.sendall(f"CONNECT [::1]:{port} HTTP/1.1\r\n\r\n".encode())
+        assert read_head(sock).startswith(b"HTTP/1.1 200 ")
+        conn, _ = listener.accept()
+        with conn:
+            sock.sendall(b"over v6")
+            assert conn.recv(100) == b"over v6"
+    assert audit(engine)[-1]["request"]["addresses"] == ["::1"]
+
+
 def test_plain_get_is_forwarded_in_origin_form(tmp_path: Path, sock_path: Path, origin: RecordingServer) -> None:
     engine = make_engine(tmp_path, {"allowed_ips": [f"127.0.0.1:{origin.port}"]})
     request = (
