@@ -45,6 +45,12 @@ bounded by connections x buffers), a TLS tunnel is opaque anyway, and the
 fetch cap ``max_response_bytes`` counts decoded bodies, which a relay never
 sees; capping plain HTTP alone would only push children to HTTPS. Set
 ``ProxyLimits.max_bytes`` to cap what one connection may bring in.
+
+Unlike ``net.fetch``, the proxy does not follow redirects (the child does, and
+each new target comes back through here and is checked again), does not
+decode bodies, and leaves request headers to the child except ``Host``,
+``Proxy-*`` and hop-by-hop ones. A tunnel's bytes are opaque: what is decided
+is where the connection goes, not what it says.
 """
 
 from __future__ import annotations
@@ -90,6 +96,7 @@ _HEADER_NAME = re.compile(_TOKEN)
 # (a path, '@', '%', spaces) is refused before the policy sees it, so the URL it checks is exactly this.
 _AUTHORITY = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._-]+):([0-9]{1,5})")
 # Headers that concern this hop only (RFC 9110 7.6.1) or that the proxy owns.
+_MAX_SOCKET_PATH = 107 - 13
 _HOP_HEADERS = frozenset({"connection", "keep-alive", "te", "trailer", "transfer-encoding", "upgrade", "host"})
 
 
@@ -276,8 +283,9 @@ class ChildNetProxy:
     def start(self) -> None:
         if self._listener is not None:
             raise RuntimeError("proxy already started")
-        if len(os.fsencode(self.socket_path)) >= 108:
-            raise ValueError(f"socket path too long for AF_UNIX (max 107 bytes): {self.socket_path}")
+        if len(os.fsencode(self.socket_path)) > _MAX_SOCKET_PATH:
+            # AF_UNIX paths are at most 107 bytes, and the socket is first bound 13 bytes deeper (_bind_private).
+            raise ValueError(f"socket path longer than {_MAX_SOCKET_PATH} bytes: {self.socket_path}")
         self._listener = self._bind_private(self.socket_path)
         st = os.stat(self.socket_path)
         self._inode = (st.st_dev, st.st_ino)
@@ -293,7 +301,7 @@ class ChildNetProxy:
         to ``path`` (which fails instead of replacing an existing file).
         """
         path.parent.mkdir(parents=True, exist_ok=True)
-        private = tempfile.mkdtemp(prefix=".hugind-proxy-", dir=path.parent)
+        private = tempfile.mkdtemp(prefix=".p", dir=path.parent)  # short: "/.pXXXXXXXX/s" is 13 more bytes
         temp = os.path.join(private, "s")
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -304,7 +312,8 @@ class ChildNetProxy:
         except BaseException:
             sock.close()
             with contextlib.suppress(OSError):
-                os.unlink(path) if os.path.samefile(temp, path) else None
+                if os.path.samefile(temp, path):  # linked already: unpublish
+                    os.unlink(path)
             raise
         finally:
             with contextlib.suppress(OSError):

@@ -103,6 +103,11 @@ def test_existing_path_is_not_replaced(tmp_path: Path, sock_path: Path) -> None:
     assert sorted(os.listdir(sock_path.parent)) == ["proxy.sock"]
 
 
+def test_socket_path_too_long_is_refused_before_binding(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="longer than"):
+        ChildNetProxy(make_engine(tmp_path, {}), Path("/tmp") / ("x" * 100)).start()
+
+
 def test_connect_tunnel_reaches_allowed_origin(tmp_path: Path, sock_path: Path, origin: RecordingServer) -> None:
     engine = make_engine(tmp_path, {"allowed_ips": [f"127.0.0.1:{origin.port}"]})
     with ChildNetProxy(engine, sock_path), unix_client(sock_path) as sock:
