@@ -243,6 +243,63 @@ def origin_head(request: ProxyRequest, target: NetTarget) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
 
 
+class ResponseHeads:
+    """Says ``Connection: close`` in the origin's response head(s) of a forwarded plain-HTTP request.
+
+    The proxy asked the origin to close; telling the child too stops a keep-alive
+    client from sending its next request (maybe for another host) down this
+    connection, which is pinned to this origin and would only reach it. 1xx heads
+    pass unchanged and the next head is handled; a head over ``limit`` bytes, or
+    anything after the final head, passes untouched.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.buf = bytearray()
+        self.done = False
+
+    def feed(self, data: bytes) -> bytes:
+        if self.done:
+            return data
+        self.buf += data
+        out = bytearray()
+        while not self.done:
+            end = self.buf.find(b"\r\n\r\n")
+            if end < 0:
+                if len(self.buf) <= self.limit:
+                    return bytes(out)  # wait for the rest of the head
+                self.done = True
+                break
+            head = bytes(self.buf[:end])
+            del self.buf[: end + 4]
+            out += self.rewrite(head)
+        out += self.buf
+        self.buf.clear()
+        return bytes(out)
+
+    def flush(self) -> bytes:
+        """What is held back, as it is (the origin ended mid-head)."""
+        self.done = True
+        data = bytes(self.buf)
+        self.buf.clear()
+        return data
+
+    def rewrite(self, head: bytes) -> bytes:
+        lines = head.split(b"\r\n")
+        parts = lines[0].split(b" ", 2)
+        code = parts[1] if len(parts) > 1 else b""
+        if code.isdigit() and len(code) == 3 and code.startswith(b"1") and code != b"101":
+            return head + b"\r\n\r\n"  # 100 Continue and friends: the final head is still to come
+        self.done = True
+        kept = [lines[0]]
+        for line in lines[1:]:
+            name = line.split(b":", 1)[0].strip().lower()
+            if name not in (b"connection", b"keep-alive", b"proxy-connection"):
+                kept.append(line)
+        kept.append(b"Connection: close")
+        return b"\r\n".join(kept) + b"\r\n\r\n"
+
+
 @dataclass(eq=False)  # identity semantics: kept in a set
 class _Conn:
     client: socket.socket
@@ -551,13 +608,21 @@ class ChildNetProxy:
         with self._lock:
             self.stats.forwarded += 1
         assert conn.upstream is not None
-        self._pump(conn.client, conn.upstream, b"", head + rest)
+        self._pump(conn.client, conn.upstream, b"", head + rest, ResponseHeads(self.limits.max_header_bytes))
 
-    def _pump(self, client: socket.socket, upstream: socket.socket, to_client: bytes, to_upstream: bytes) -> None:
+    def _pump(
+        self,
+        client: socket.socket,
+        upstream: socket.socket,
+        to_client: bytes,
+        to_upstream: bytes,
+        heads: ResponseHeads | None = None,
+    ) -> None:
         """Relay both ways through bounded buffers until both sides are done, the idle timeout or close().
 
         A side that ends (EOF) has its data flushed to the other, whose write side is
-        then shut (half-close), so request/response protocols finish cleanly.
+        then shut (half-close), so request/response protocols finish cleanly. ``heads``
+        filters what goes to the client (plain HTTP only).
         """
         limits = self.limits
         peer = {client: upstream, upstream: client}
@@ -621,8 +686,10 @@ class ChildNetProxy:
                         return
                     if not data:
                         eof[sock] = True
+                        if sock is upstream and heads is not None:
+                            pending[client] += heads.flush()
                         continue
-                    pending[peer[sock]] += data
+                    pending[peer[sock]] += heads.feed(data) if heads is not None and sock is upstream else data
                     last = time.monotonic()
                     with self._lock:
                         if sock is upstream:

@@ -23,6 +23,7 @@ from hugind.confine.proxy import (
     FORWARDER_PATH,
     ChildNetProxy,
     ProxyLimits,
+    ResponseHeads,
     forwarder_argv,
     parse_request_head,
     proxy_env,
@@ -198,6 +199,41 @@ def test_plain_get_is_forwarded_in_origin_form(tmp_path: Path, sock_path: Path, 
     assert seen["headers"] == {"Host": f"127.0.0.1:{origin.port}", "X-Keep": "2", "Connection": "close"}
     [entry] = audit(engine)
     assert entry["request"]["url"] == f"http://127.0.0.1:{origin.port}/hello?x=1"
+
+
+def test_plain_responses_say_connection_close(tmp_path: Path, sock_path: Path, origin: RecordingServer) -> None:
+    # The origin answers without a Connection header (and one with keep-alive): the child must hear "close",
+    # or a keep-alive client would send its next request, maybe for another host, down this pinned connection.
+    def keep_alive(h: BaseHTTPRequestHandler) -> None:
+        reply(h, 200, b"ka", {"Connection": "keep-alive", "Keep-Alive": "timeout=5", "X-Other": "1"})
+
+    origin.routes["/ka"] = keep_alive
+    engine = make_engine(tmp_path, {"allowed_ips": [f"127.0.0.1:{origin.port}"]})
+    with ChildNetProxy(engine, sock_path):
+        for path, body in (("/hello", b"hello"), ("/ka", b"ka")):
+            with unix_client(sock_path) as sock:
+                sock.sendall(f"GET http://127.0.0.1:{origin.port}{path} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+                data = b""
+                while not data.endswith(b"\r\n\r\n" + body):  # by length, as a client told "close" does
+                    data += sock.recv(4096)
+            head, _, rest = data.partition(b"\r\n\r\n")
+            lines = head.split(b"\r\n")
+            assert lines[0] == b"HTTP/1.1 200 OK" and rest == body
+            assert [x for x in lines if x.lower().startswith((b"connection", b"keep-alive"))] == [b"Connection: close"]
+        assert b"X-Other: 1" in lines
+
+
+def test_response_heads_filter() -> None:
+    heads = ResponseHeads(limit=1000)
+    out = heads.feed(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 204 No Content\r\nConn")
+    assert out == b"HTTP/1.1 100 Continue\r\n\r\n"
+    out += heads.feed(b"ection: keep-alive\r\nA: b\r\n\r\nbody \r\n\r\nConnection: x")
+    final = b"HTTP/1.1 204 No Content\r\nA: b\r\nConnection: close\r\n\r\n"
+    assert out == b"HTTP/1.1 100 Continue\r\n\r\n" + final + b"body \r\n\r\nConnection: x"
+    huge = ResponseHeads(limit=10)
+    assert huge.feed(b"HTTP/1.1 200 OK\r\nX: yyyyyyyy") == b"HTTP/1.1 200 OK\r\nX: yyyyyyyy"  # not a head: untouched
+    cut = ResponseHeads(limit=1000)
+    assert cut.feed(b"HTTP/1.1 200") == b"" and cut.flush() == b"HTTP/1.1 200"
 
 
 def test_plain_post_body_is_relayed(tmp_path: Path, sock_path: Path, origin: RecordingServer) -> None:
