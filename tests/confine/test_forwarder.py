@@ -150,6 +150,43 @@ def test_connect_tunnel_through_the_forwarder(proxy: ChildNetProxy, tcp_origin: 
     assert tcp_origin.accepted >= 1
 
 
+BULK = """
+    import hashlib, os, socket, threading
+    payload = os.urandom(2 << 20)
+    results = []
+    def one():
+        sock = socket.create_connection(("127.0.0.1", PORT), timeout=20)
+        sock.sendall(b"CONNECT 127.0.0.1:%d HTTP/1.1\\r\\n\\r\\n" % ECHO)
+        head = b""
+        while not head.endswith(b"\\r\\n\\r\\n"):
+            head += sock.recv(1)
+        def send():
+            sock.sendall(payload)
+            sock.shutdown(socket.SHUT_WR)
+        sender = threading.Thread(target=send)
+        sender.start()
+        got = bytearray()
+        while data := sock.recv(1 << 16):
+            got += data
+        sender.join()
+        results.append(got == payload)
+    threads = [threading.Thread(target=one) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    print(results)
+"""
+
+
+@namespaces
+def test_concurrent_bulk_tunnels_through_the_forwarder(proxy: ChildNetProxy, tcp_origin: TcpOrigin) -> None:
+    done = run(confined(python_code(BULK, PORT=PORT, ECHO=tcp_origin.port), proxy.socket_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[True, True, True, True]"
+    assert proxy.stats.bytes_down >= 4 * (2 << 20)
+
+
 @namespaces
 def test_unreachable_proxy_is_a_502_from_the_forwarder(tmp_path: Path) -> None:
     code = """
