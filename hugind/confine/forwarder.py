@@ -2,7 +2,10 @@
 
 Usage (inside the child's sandbox; standard library only, it must not import hugind)::
 
-    python3 -I forwarder.py --port PORT --unix SOCKET -- COMMAND [ARG...]
+    python3 -I -S forwarder.py --port PORT --unix SOCKET -- COMMAND [ARG...]
+
+(Python 3.9 or later; ``-S`` because site-packages ``.pth`` files can cost more
+than everything else here.)
 
 1. Brings the namespace's ``lo`` up if it is down (``unshare -n`` leaves it
    down; bubblewrap brings it up already).
@@ -24,7 +27,7 @@ cannot set up the network), 126 (COMMAND cannot be run), 127 (not found).
 Startup is Python's own plus a few system calls: one thread, one ``poll``
 loop, no argparse, and the C modules ``_socket``, ``_signal`` and ``_struct``
 instead of their Python wrappers (``socket`` and ``signal`` pull in ``enum``,
-``selectors`` and more: about 15 ms of a 30 ms start). Run it with ``-I -S``.
+``selectors`` and more: about 15 ms of a 30 ms start).
 """
 
 from __future__ import annotations
