@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hugind.backends import LlmService, choose_backend, preview_backend, session_meta
+from hugind.confine.network import ChildNetwork
 from hugind.errors import AgentFailed, BackendError, EnvMissingError, PermissionDenied, StrictDenials
 from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
@@ -152,6 +153,7 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     )
     mcp_hub = None
     loop = None
+    child_network = ChildNetwork(engine)  # the children's filtering proxy, started on first use
     try:
         if agent.manifest.mcp:  # the MCP stack is loaded only for agents that declare servers
             from hugind.mcp import McpHub
@@ -159,9 +161,10 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
             mcp_hub = McpHub.for_agent(
                 agent, strict=options.strict, host_env=host_env, policy_file=options.policy_file, engine=engine
             )
+            mcp_hub.child_proxy = child_network
         # Per-run services on a copy: a RunOptions reused for another run must
         # not hand it this run's (soon closed) backend or MCP hub.
-        services = {"llm": llm, "mcp": mcp_hub, **options.services}
+        services = {"llm": llm, "mcp": mcp_hub, "child_proxy": child_network, **options.services}
         session = open_session(agent, options, engine, env, services)
         llm.deadline = session.ctx.deadline
         try:
@@ -182,6 +185,7 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
         if mcp_hub is not None:
             mcp_hub.close()
         llm.close()
+        child_network.close()
         engine.close()
         engine.audit.close()
     return RunResult(has_result, value, engine.denials, time.monotonic() - started, loop)

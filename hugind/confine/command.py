@@ -88,7 +88,7 @@ def bwrap_argv(plan: ChildPlan, bwrap: str, prlimit: str | None, proxy: ProxyEnd
     if proxy is not None:
         sock_dir = os.path.dirname(proxy.socket_path)
         binds.append((_depth(sock_dir), ["--bind", sock_dir, sock_dir]))
-        for path in _python_paths():
+        for path in [*_python_paths(), proxy.forwarder]:
             binds.append((_depth(path), ["--ro-bind", path, path]))
     for link, target in symlinked_system_dirs():
         binds.append((1, ["--symlink", target, link]))
@@ -130,8 +130,10 @@ def launcher_argv(
     plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None, cgroup: ChildCgroup | None
 ) -> list[str]:
     read = list(plan.read)
+    write = list(plan.write)
     if proxy is not None:
-        read += _python_paths()
+        read += [*_python_paths(), proxy.forwarder]
+        write.append(os.path.dirname(proxy.socket_path))  # connecting to a socket file needs write access
     spec = {
         "parent": os.getpid(),
         "cgroup_procs": cgroup.procs if cgroup is not None else None,
@@ -139,7 +141,7 @@ def launcher_argv(
         "loopback": proxy is not None,
         "landlock": caps.landlock_abi,
         "read": read,
-        "write": list(plan.write),
+        "write": write,
         "hide": list(plan.hide),
         "rlimits": plan.rlimits.as_dict(),
         "restrict_tcp": True,

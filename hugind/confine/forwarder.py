@@ -163,12 +163,21 @@ def install_signals(state: State) -> int:
     return wake_r
 
 
+def _command_env() -> dict[str, str]:
+    """The environment hugind gave, without what Python's locale coercion (PEP 538) added:
+    with no locale variable set, this interpreter put LC_CTYPE=C.UTF-8 into its own."""
+    env = dict(os.environ)
+    if env.get("LC_CTYPE") == "C.UTF-8" and not ({"LANG", "LC_ALL"} & env.keys()):
+        del env["LC_CTYPE"]
+    return env
+
+
 def spawn(command: list[str], state: State) -> None:
     # Reset in the command whatever this process caught or ignored (SIGPIPE, SIGXFSZ: Python ignores them).
     names = (*FORWARDED_SIGNALS, "SIGCHLD", "SIGPIPE", "SIGXFSZ")
     try:
         state.pid = os.posix_spawnp(
-            command[0], command, os.environ, setsigdef=[getattr(_signal, n) for n in names], setsigmask=[]
+            command[0], command, _command_env(), setsigdef=[getattr(_signal, n) for n in names], setsigmask=[]
         )
     except FileNotFoundError:
         fail(f"{command[0]}: command not found", EXIT_NOT_FOUND)

@@ -96,6 +96,7 @@ class PolicyEngine:
         malformed = denied.rule == "filesystem.path-syntax"
         err: HostCallError = InvalidArgument(denied.message) if malformed else PermissionDenied(denied.message)
         err.recorded = True
+        err.rule = denied.rule  # type: ignore[attr-defined]  # the child network proxy names it in its 403
         return err
 
     # --- checks -----------------------------------------------------------------------

@@ -352,3 +352,39 @@ def test_children_die_when_hugind_is_killed(agent_dir, mode):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+# --- network allowed: the proxy is the only route, and it applies the fetch rules -------------
+
+FETCH_EACH = (
+    "import sys, urllib.request\n"
+    "for url in sys.argv[1:]:\n"
+    "    try:\n"
+    "        with urllib.request.urlopen(url, timeout=5) as r:\n"
+    "            print(url, r.status, r.read(40).decode(errors='replace'))\n"
+    "    except Exception as e:\n"
+    "        print(url, 'ERR', getattr(e, 'code', ''), e)\n"
+)
+
+
+def test_child_traffic_goes_through_the_proxy_under_the_network_policy(attack, mode, server):
+    allowed = server.url("/hello")
+    other_port = f"http://127.0.0.1:{server.port + 1}/hello"
+    unlisted_name = "http://unlisted.example/"  # refused by the host list, before any DNS lookup
+    body = (
+        f"return await spawn('python3', ['-c', {js(FETCH_EACH)}, {js(allowed)}, {js(other_port)}, "
+        f"{js(unlisted_name)}], {{detailed: true}});"
+    )
+    perms = {
+        "shell": {"allow": True, "whitelist": ["python3"], "timeout": 20},
+        "network": {"allow": True, "allowed_ips": [f"127.0.0.1:{server.port}"]},
+    }
+    out = attack(body, perms)
+    lines = out.value["value"]["stdout"].splitlines()
+    assert lines[0].startswith(f"{allowed} 200 hello from loopback"), lines
+    assert lines[1].startswith(f"{other_port} ERR 403"), lines
+    assert lines[2].startswith(f"{unlisted_name} ERR 403"), lines
+    denied = [(e["request"]["url"], e["rule"]) for e in out.denied]
+    assert (other_port, "network.allowed_ips") in denied
+    assert (unlisted_name, "network.allowed_domains") in denied
+    assert server.paths() == ["/hello"]  # only the allowed request reached it
