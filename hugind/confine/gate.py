@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from hugind.confine.command import Launch, ProxyEndpoint, confined
-from hugind.confine.plan import plan_child
+from hugind.confine.plan import absent_roots, plan_child
 from hugind.confine.probe import capabilities
 from hugind.errors import PermissionDenied
 
@@ -39,6 +39,13 @@ def prepare(
             err.recorded = True
             raise err
         engine.warn_once("confinement", f"{reason}; starting it with the layers available")
+    absent = absent_roots(engine)
+    if absent:
+        engine.warn_once(
+            "absent-roots",
+            f"filesystem root{'s' if len(absent) > 1 else ''} {', '.join(absent)} do not exist: "
+            "children see nothing there",
+        )
     if plan.network == "proxy" and proxy is None:
         engine.warn_once(
             "child-network",

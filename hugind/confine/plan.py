@@ -106,6 +106,14 @@ def fs_grants(engine: Any) -> tuple[list[str], list[str]]:
     return readable, writable
 
 
+def absent_roots(engine: Any) -> list[str]:
+    """Roots of the policy that do not exist (a child cannot be shown what is not there)."""
+    if engine.policy.fs.mode == "none":
+        return []
+    view = engine.fs_view()
+    return sorted({r.spec for r in (*view.readable, *view.writable) if not os.path.lexists(r.path)})
+
+
 def plan_child(
     engine: Any,
     argv: tuple[str, ...] | list[str],
