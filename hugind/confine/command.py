@@ -86,8 +86,9 @@ def bwrap_argv(plan: ChildPlan, bwrap: str, prlimit: str | None, proxy: ProxyEnd
     for path in plan.write:
         binds.append((_depth(path), ["--bind", path, path]))
     if proxy is not None:
+        # Read-only is enough: connect() to a socket is not a write to its filesystem.
         sock_dir = os.path.dirname(proxy.socket_path)
-        binds.append((_depth(sock_dir), ["--bind", sock_dir, sock_dir]))
+        binds.append((_depth(sock_dir), ["--ro-bind", sock_dir, sock_dir]))
         for path in [*_python_paths(), proxy.forwarder]:
             binds.append((_depth(path), ["--ro-bind", path, path]))
     for link, target in symlinked_system_dirs():
@@ -132,8 +133,8 @@ def launcher_argv(
     read = list(plan.read)
     write = list(plan.write)
     if proxy is not None:
-        read += [*_python_paths(), proxy.forwarder]
-        write.append(os.path.dirname(proxy.socket_path))  # connecting to a socket file needs write access
+        # Landlock does not govern connect() to a named socket; the read grant lets it be found.
+        read += [*_python_paths(), proxy.forwarder, os.path.dirname(proxy.socket_path)]
     spec = {
         "parent": os.getpid(),
         "cgroup_procs": cgroup.procs if cgroup is not None else None,
