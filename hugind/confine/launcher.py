@@ -6,10 +6,10 @@ host's site-packages and environment out). In order:
 1. join the child's pids cgroup; die with hugind (``PR_SET_PDEATHSIG``),
    checked against a race;
 2. new user, mount, PID, network, IPC and UTS namespaces (``unshare``),
-   mapping only the caller's own uid/gid; every mount becomes read-only,
-   nosuid and nodev except bind mounts of the writable roots, so what
-   Landlock does not cover (chmod, chown, timestamps) cannot touch files
-   outside them either;
+   mapping only the caller's own uid/gid; a private tmpfs on /tmp and
+   /var/tmp; every other mount becomes read-only, nosuid and nodev except
+   bind mounts of the writable roots, so what Landlock does not cover
+   (chmod, chown, timestamps) cannot touch files outside them either;
 3. fork twice: a small init becomes PID 1 of the new PID namespace and
    the program PID 2 (so it keeps ordinary signal semantics); when the
    program ends, init exits and the kernel kills everything it left behind
@@ -48,6 +48,10 @@ MOUNT_ATTR_NODEV = 0x4
 MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+TMP_DIRS = ("/tmp", "/var/tmp")
+TMP_SIZE = "512m"
 SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 IFF_UP = 0x1
@@ -117,21 +121,53 @@ def _mount_setattr(path: str, flags: int, attr_set: int, attr_clr: int) -> None:
         raise LaunchError(f"mount_setattr({path}) failed: {os.strerror(ctypes.get_errno())}")
 
 
-def _read_only_except(writable: list[str]) -> None:
-    """Every mount read-only (nosuid, nodev), then each writable root bound writable again."""
-    libc = _libc()
-    if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
-        raise LaunchError(f"cannot make the mounts private: {os.strerror(ctypes.get_errno())}")
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    enc = lambda v: v.encode() if v is not None else None  # noqa: E731
+    if _libc().mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
+        raise LaunchError(f"cannot mount {target}: {os.strerror(ctypes.get_errno())}")
+
+
+def _under(path: str, top: str) -> bool:
+    return path == top or path.startswith(top + "/")
+
+
+def _private_tmp(granted: list[str]) -> list[str]:
+    """A fresh tmpfs on /tmp and /var/tmp; granted paths that lived there are bound back
+    (from descriptors opened before the tmpfs hid them). Returns the tmpfs mounts."""
+    tops = [t for t in TMP_DIRS if os.path.isdir(t) and not os.path.islink(t)]
+    keep = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in granted if any(_under(p, t) for t in tops)}
+    for top in tops:
+        _mount("tmpfs", top, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=" + TMP_SIZE)
+    for path, fd in sorted(keep.items()):
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(path, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
+        os.close(fd)
+    return tops
+
+
+def _read_only_except(readable: list[str], writable: list[str]) -> list[str]:
+    """Every mount read-only (nosuid, nodev) but a private /tmp, then each writable root
+    bound writable again. Returns the private tmp dirs (writable, for Landlock too)."""
+    cwd = os.getcwd()
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    tmps = _private_tmp([*readable, *writable])
     flags = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
     _mount_setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | flags, 0)
     if os.path.ismount("/dev"):  # /dev/null and friends must stay usable (Landlock picks which)
         _mount_setattr("/dev", AT_RECURSIVE, 0, MOUNT_ATTR_NODEV)
+    for top in tmps:  # the tmpfs itself, not the roots bound inside it
+        _mount_setattr(top, 0, 0, MOUNT_ATTR_RDONLY)
     for path in writable:
         if not os.path.exists(path):
             continue
-        if libc.mount(path.encode(), path.encode(), None, MS_BIND | MS_REC, None) != 0:
-            raise LaunchError(f"cannot bind {path}: {os.strerror(ctypes.get_errno())}")
+        _mount(path, path, None, MS_BIND | MS_REC)
         _mount_setattr(path, AT_RECURSIVE, flags, MOUNT_ATTR_RDONLY)
+    os.chdir(cwd)  # the old cwd still points into the mounts as they were before
+    return tmps
 
 
 def _loopback_up() -> None:
@@ -206,7 +242,7 @@ def launch(spec: dict, argv: list[str]) -> None:
     _die_with_parent(int(spec.get("parent", 0)))
     if spec.get("namespaces"):
         _unshare()
-        _read_only_except(list(spec.get("write", [])))
+        spec["write"] = [*spec.get("write", []), *_read_only_except(spec.get("read", []), spec.get("write", []))]
         if spec.get("loopback"):
             _loopback_up()
         _fork_and_relay(reap_all=False)  # this process stays outside the new PID namespace

@@ -83,7 +83,8 @@ def test_an_absent_root_is_named_in_a_warning(cli, tmp_path):
         (ALL_LAYERS, "partly confined", None),
     ],
 )
-def test_check_reports_the_layers(cli, tmp_path, disabled, verdict, filesystem):
+def test_check_reports_the_layers(cli, tmp_path, monkeypatch, disabled, verdict, filesystem):
+    monkeypatch.delenv("HUGIND_BWRAP", raising=False)
     root = _agent(tmp_path / "a", "return 1;", SHELL)
     res = cli("check", str(root), "--json", env={"HUGIND_CONFINE_DISABLE": disabled})
     doc = json.loads(res.stdout)["confinement"]
