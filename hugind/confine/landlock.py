@@ -98,11 +98,11 @@ def carve(root: str, hidden: list[str]) -> list[str]:
 
     Each directory on the way from ``root`` to a hidden path is replaced by
     its entries (itself ungranted: it can be traversed, not listed)."""
-    inside = [h for h in hidden if h == root or h.startswith(root.rstrip("/") + "/")]
+    if any(root == h or root.startswith(h.rstrip("/") + "/") for h in hidden):
+        return []  # the root itself is hidden, or lies inside what is
+    inside = [h for h in hidden if h.startswith(root.rstrip("/") + "/")]
     if not inside:
         return [root]
-    if root in inside:
-        return []
     out: list[str] = []
     try:
         names = sorted(os.listdir(root))
