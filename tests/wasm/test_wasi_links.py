@@ -153,9 +153,23 @@ def test_path_link_is_refused(linked):
     assert denials == 2
 
 
-def test_a_hard_link_made_during_the_run_by_a_child_is_refused(guest_agent):
+def test_a_confined_child_cannot_link_an_outside_file_into_a_root(guest_agent):
+    """With the kernel confining children, the outside file is not in the child's view."""
+    permissions = {**POLICY, "shell": {"allow": True, "whitelist": ["ln"]}}
+    agent = guest_agent("wasi_links", runtime_fs_mode="read-write", permissions=permissions)
+    (agent / "out").mkdir()
+    (agent / "data").mkdir()
+    (agent.parent / "outside.txt").write_bytes(SECRET)
+    got, _ = _run(agent, "spawn-ln", "../outside.txt", "out/y")
+    assert got.pop("spawn-ln ") != "ok" and not (agent / "out" / "y").exists()
+
+
+def test_a_hard_link_made_during_the_run_by_a_child_is_refused(guest_agent, monkeypatch):
     """The agent itself has `ln` run (shell.spawn), then opens the new link through WASI:
-    the check is on the inode opened, so a link made after the run started is caught."""
+    the check is on the inode opened, so a link made after the run started is caught.
+    The child runs unconfined here (as on a machine without the kernel layers), because
+    a confined one cannot make that link at all (test above)."""
+    monkeypatch.setenv("HUGIND_CONFINE_DISABLE", "bwrap,namespaces,landlock,cgroup")
     permissions = {**POLICY, "shell": {"allow": True, "whitelist": ["ln"]}}
     agent = guest_agent("wasi_links", runtime_fs_mode="read-write", permissions=permissions)
     (agent / "out").mkdir()
