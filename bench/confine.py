@@ -39,12 +39,13 @@ def spawn_op():
 
 
 def measure(repeat: int, root: Path) -> dict[str, float]:
+    """Each configuration once per round, rounds interleaved, so drift in the machine's load
+    falls on all of them alike."""
     policy = build_policy({"shell": {"allow": True, "whitelist": ["echo"]}}, runtime_fs_mode=None, agent_root=root)
     engine = PolicyEngine(policy)
     ctx = HostContext(policy=engine, agent_root=root)
     spawn = spawn_op()
     env = engine.shell_env()
-    out: dict[str, float] = {}
 
     def peer() -> None:
         subprocess.run(["/bin/echo", "hi"], capture_output=True, env=env, cwd=root, start_new_session=True, check=True)
@@ -56,24 +57,31 @@ def measure(repeat: int, root: Path) -> dict[str, float]:
     def bare(argv: list[str], env: dict[str, str]) -> None:
         subprocess.run(argv, capture_output=True, env=env, cwd=root, check=True)
 
-    peer()
-    out["unconfined Popen (peer)"] = median_ms(time_call(peer, repeat))
+    configs: dict[str, tuple[str | None, object]] = {"unconfined Popen (peer)": (None, peer)}
     for label, choice in (("bubblewrap", None), ("launcher", "none")):
-        if choice is None:
-            os.environ.pop(probe.BWRAP_ENV, None)
-        else:
-            os.environ[probe.BWRAP_ENV] = choice
+        _select(choice)
         caps = probe.capabilities()
         if label == "bubblewrap" and caps.bwrap is None:
             print(f"(bubblewrap unavailable: {caps.bwrap_problem})")
             continue
-        through_hugind()
-        out[f"hugind shell.spawn, {label}"] = median_ms(time_call(through_hugind, repeat))
         launch = confined(plan_child(engine, ("/bin/echo", "hi"), str(root), env), caps)
-        out[f"bare {label} + echo"] = median_ms(time_call(lambda run=launch: bare(run.argv, run.env), repeat))
-    os.environ.pop(probe.BWRAP_ENV, None)
+        configs[f"hugind shell.spawn, {label}"] = (choice, through_hugind)
+        configs[f"bare {label} + echo"] = (choice, lambda run=launch: bare(run.argv, run.env))
+    samples: dict[str, list[float]] = {label: [] for label in configs}
+    for _ in range(repeat + 1):  # the first round warms caches and is dropped
+        for label, (choice, fn) in configs.items():
+            _select(choice)
+            samples[label] += time_call(fn, 1)  # type: ignore[arg-type]
+    _select(None)
     engine.close()
-    return out
+    return {label: median_ms(times[1:]) for label, times in samples.items()}
+
+
+def _select(choice: str | None) -> None:
+    if choice is None:
+        os.environ.pop(probe.BWRAP_ENV, None)
+    else:
+        os.environ[probe.BWRAP_ENV] = choice
 
 
 def main() -> int:

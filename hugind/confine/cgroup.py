@@ -5,8 +5,8 @@ root user outright, in any user namespace), so a fork bomb started by a
 root-run hugind is bounded only by a cgroup's ``pids.max``. hugind makes one
 cgroup per child under its own (cgroup v1 ``pids`` hierarchy, or v2 where
 the ``pids`` controller is delegated to hugind's cgroup), the child moves
-itself in before it starts anything, and the directory is removed when the
-child is gone.
+itself in before it starts anything; once it is empty the cgroup serves the
+next child, and hugind removes its cgroups when it exits.
 """
 
 from __future__ import annotations
@@ -109,34 +109,57 @@ def _remove_pending() -> None:
                 time.sleep(0.02)
 
 
-class ChildCgroup:
-    """One child's cgroup: made before it starts, removed once it is empty."""
+_idle: list[Path] = []  # empty cgroups of this process, kept for the next child
 
-    def __init__(self, parent: Path, max_pids: int) -> None:
-        self.path = parent / f"hugind-{os.getpid()}-{next(_counter)}"
-        self.path.mkdir()
-        with _pending_lock:
-            _pending.add(self.path)
+
+def _empty(path: Path) -> bool:
+    try:
+        return not (path / "cgroup.procs").read_text().strip()
+    except OSError:
+        return False
+
+
+class ChildCgroup:
+    """One child's cgroup: taken before it starts, given back once it is empty.
+
+    Making a cgroup costs milliseconds, so an empty one is kept and reused for
+    the next child of this process; only empty ones are ever reused, and all
+    are removed at exit."""
+
+    def __init__(self, path: Path, max_pids: int) -> None:
+        self.path = path
         (self.path / "pids.max").write_text(str(max_pids))
+
+    @classmethod
+    def take(cls, parent: Path, max_pids: int) -> ChildCgroup:
+        with _pending_lock:
+            while _idle:
+                path = _idle.pop()
+                if path.parent == parent and _empty(path):
+                    return cls(path, max_pids)
+        path = parent / f"hugind-{os.getpid()}-{next(_counter)}"
+        path.mkdir()
+        with _pending_lock:
+            _pending.add(path)
+        return cls(path, max_pids)
 
     @property
     def procs(self) -> str:
         return str(self.path / "cgroup.procs")
 
-    def remove(self) -> None:
-        """Remove the directory once the kernel has released its processes (in the background)."""
-        threading.Thread(target=self._remove, name="hugind-cgroup-rm", daemon=True).start()
+    def give_back(self) -> None:
+        """Keep the cgroup for the next child once the kernel has released this one's processes."""
+        if _empty(self.path):
+            with _pending_lock:
+                _idle.append(self.path)
+            return
+        threading.Thread(target=self._wait_empty, name="hugind-cgroup", daemon=True).start()
 
-    def _remove(self) -> None:
+    def _wait_empty(self) -> None:
         for _ in range(100):
-            try:
-                self.path.rmdir()
-                break
-            except FileNotFoundError:
-                break
-            except OSError:
-                time.sleep(0.05)
-        else:
-            return  # still busy: the exit handler or the next hugind's sweep removes it
-        with _pending_lock:
-            _pending.discard(self.path)
+            if _empty(self.path):
+                with _pending_lock:
+                    _idle.append(self.path)
+                return
+            time.sleep(0.05)
+        # Still busy after 5 s: never reused; the exit handler or the next hugind's sweep removes it.

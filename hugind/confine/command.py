@@ -52,7 +52,7 @@ class Launch:
     def release(self) -> None:
         """After the child is gone: remove what was made for it."""
         if self.cgroup is not None:
-            self.cgroup.remove()
+            self.cgroup.give_back()
 
 
 def missing_layers(caps: Capabilities) -> tuple[str, ...]:
@@ -165,7 +165,7 @@ def confined(plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None = 
     env = dict(plan.env)
     if proxy is not None:
         env.update(proxy.env)
-    cgroup = ChildCgroup(Path(caps.pids_cgroup), plan.rlimits.processes) if caps.pids_cgroup else None
+    cgroup = ChildCgroup.take(Path(caps.pids_cgroup), plan.rlimits.processes) if caps.pids_cgroup else None
     if caps.bwrap:
         argv = bwrap_argv(plan, caps.bwrap, caps.prlimit, proxy)
         if cgroup is not None:
