@@ -31,7 +31,7 @@ settings.register_profile(
 )
 settings.register_profile(
     "long",
-    max_examples=5000,
+    max_examples=1000,
     deadline=None,
     database=None,
     print_blob=True,
@@ -46,6 +46,6 @@ def scaled(ci_examples: int) -> int:
     """``max_examples`` for a property that is costlier (or cheaper) than average.
 
     The ci count is taken as given; the long profile multiplies it by the same
-    factor as the default (100 -> 5000), so relative weights are kept."""
+    factor as the default (100 -> 1000), so relative weights are kept."""
     factor = settings.get_profile(PROFILE).max_examples / 100
     return max(1, int(ci_examples * factor))
