@@ -281,6 +281,7 @@ RUN = ToolSpec("run", "r", {"type": "object", "properties": {"command": {"type":
 @settings(max_examples=scaled(500))
 @given(HOSTILE, st.booleans())
 @example('<tool_call>{"name": "run", "arguments": {"command": "a\\ud83d"}}</tool_call>', True)
+@example("<function=run><parameter=command><tool_call>", False)  # an argument holding a delimiter
 @example('<tool_call>{"name": "run", "arguments": {"command": "\\ud83d\\ude00",}}</tool_call>', True)
 def test_hostile_text_never_crashes_and_calls_are_canonical(text: str, registered: bool) -> None:
     tools = [RUN] if registered else None
@@ -293,7 +294,10 @@ def test_hostile_text_never_crashes_and_calls_are_canonical(text: str, registere
     for call in _calls(items):
         # What the loop hands the guest must be valid UTF-8 JSON (no lone surrogates).
         json.dumps(call.args, ensure_ascii=False).encode("utf-8")
-        # Parsing is idempotent: the call re-rendered canonically parses back to itself.
+        # Parsing is idempotent: the call re-rendered canonically parses back to itself (unless
+        # an argument holds a delimiter such as "<tool_call>", which no tag notation can carry).
+        if not _clean(json.dumps(call.args, ensure_ascii=False)):
+            continue
         again = _calls(parse_tool_calls(FORMATS["hermes"](call.name, call.args, True), tools))
         assert len(again) == 1 and again[0].name == call.name and same(again[0].args, call.args), (call, again)
     assert isinstance(strip_tool_calls(text, tools), str)
