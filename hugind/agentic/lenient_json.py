@@ -21,6 +21,7 @@ _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _IDENT = re.compile(r"[A-Za-z_$][\w$\-.]*")
 _BARE = re.compile(r"[^,\]\}\n]+")
 _LITERALS = {"true": True, "false": False, "null": None, "True": True, "False": False, "None": None}
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _ESCAPES = {'"': '"', "'": "'", "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 
 
@@ -35,7 +36,7 @@ def loads_lenient(text: str, *, close_truncated: bool = False) -> Any:
     except (ValueError, RecursionError):
         pass
     value, end = _Parser(text, close_truncated).parse(0)
-    if text[end:].strip():
+    if text[_skip_ws(text, end) :].strip():  # a trailing comment is whitespace too
         raise LenientJSONError(f"unexpected text after the value: {text[end : end + 20]!r}")
     return value
 
@@ -48,6 +49,19 @@ def parse_value(text: str, pos: int = 0, *, close_truncated: bool = False) -> tu
     except (ValueError, RecursionError):
         pass
     return _Parser(text, close_truncated).parse(start)
+
+
+def scrub_surrogates(value: Any) -> Any:
+    """``value`` with lone UTF-16 surrogates (from escapes such as "\\ud83d" without its
+    pair) replaced by U+FFFD: they cannot be encoded as UTF-8, and the arguments of a
+    call are sent to the guest as UTF-8 JSON."""
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value) if _LONE_SURROGATE.search(value) else value
+    if isinstance(value, dict):
+        return {scrub_surrogates(k): scrub_surrogates(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_surrogates(v) for v in value]
+    return value
 
 
 def _skip_ws(text: str, pos: int) -> int:
@@ -173,14 +187,31 @@ class _Parser:
                 nxt = self.text[i + 1]
                 if nxt == "u" and i + 6 <= self.n:
                     try:
-                        out.append(chr(int(self.text[i + 2 : i + 6], 16)))
-                        i += 6
-                        continue
+                        code = int(self.text[i + 2 : i + 6], 16)
                     except ValueError:
-                        pass
+                        code = -1
+                    if code >= 0:
+                        i += 6
+                        low = _low_surrogate(self.text, i) if 0xD800 <= code < 0xDC00 else None
+                        if low is not None:  # a pair, as json writes characters outside the BMP
+                            code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00)
+                            i += 6
+                        out.append(chr(code))
+                        continue
                 out.append(_ESCAPES.get(nxt, "\\" + nxt))
                 i += 2
                 continue
             out.append(ch)
             i += 1
         raise self.fail(pos, "unterminated string")
+
+
+def _low_surrogate(text: str, i: int) -> int | None:
+    """The low surrogate escaped at ``text[i:]`` ("\\udc00".."\\udfff"), if any."""
+    if not text.startswith(("\\u", "\\U"), i) or i + 6 > len(text):
+        return None
+    try:
+        code = int(text[i + 2 : i + 6], 16)
+    except ValueError:
+        return None
+    return code if 0xDC00 <= code < 0xE000 else None

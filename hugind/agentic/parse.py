@@ -18,6 +18,7 @@ name and arguments) in one reply are kept once.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable, Sequence
 
@@ -34,6 +35,7 @@ from hugind.agentic.formats.tags import (
     find_python_tag,
     find_tool_call_tags,
 )
+from hugind.agentic.lenient_json import scrub_surrogates
 from hugind.agentic.tools import ToolsSchema, tools_by_name
 
 MAX_CALLS = 64
@@ -92,10 +94,17 @@ def parse_tool_calls(text: str, tools_schema: ToolsSchema = None) -> list[CallIt
         return []
     try:
         ctx = Ctx(tools_by_name(tools_schema))
-        items = [item for span in find_spans(text, ctx) for item in span.items]
+        items = [_valid(item) for span in find_spans(text, ctx) for item in span.items]
         return _dedupe(items)
     except Exception as exc:  # never raise on model output
         return [ParseFailure(clip(text), f"tool call parser error ({type(exc).__name__})")]
+
+
+def _valid(item: CallItem) -> CallItem:
+    """Arguments the guest can receive: no lone surrogates (not encodable as UTF-8)."""
+    if isinstance(item, ParsedCall):
+        return dataclasses.replace(item, args=scrub_surrogates(item.args))
+    return item
 
 
 def _dedupe(items: Sequence[CallItem]) -> list[CallItem]:

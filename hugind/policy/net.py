@@ -316,7 +316,10 @@ def parse_url(url: str) -> ParsedUrl:
         raise bad(f"URL longer than {MAX_URL_LENGTH} characters")
     if any(ord(c) <= 0x20 or ord(c) == 0x7F or c == "\\" for c in url):
         raise bad("URL contains whitespace, control characters or backslashes")
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+    except ValueError as exc:  # unbalanced or invalid brackets ("http://[::1/", "http://[]/", "[127.0.0.1]")
+        raise bad(f"malformed URL {url!r}: {exc}") from None
     scheme = parts.scheme.lower()
     if scheme not in SCHEMES:
         raise bad(f"scheme {parts.scheme + ':' if parts.scheme else '(none)'} is not allowed (only http, https)")

@@ -220,7 +220,7 @@ class _Parser:
                 text.append("`...`")
                 literal = False
             elif c == "$":
-                i, lit = self._dollar(i, text)
+                i, lit = self._dollar(i, text, in_double=False)
                 literal = literal and lit
             else:
                 if c == "~" and i == start:
@@ -247,7 +247,7 @@ class _Parser:
                     text.append(s[i + 1])
                 i += 2
             elif c == "$":
-                i, lit = self._dollar(i, text)
+                i, lit = self._dollar(i, text, in_double=True)
                 literal = literal and lit
             elif c == "`":
                 i = self._backtick(i + 1, in_double=True)
@@ -258,7 +258,7 @@ class _Parser:
                 i += 1
         raise ShellSyntaxError("unterminated double quote")
 
-    def _dollar(self, i: int, text: list[str]) -> tuple[int, bool]:
+    def _dollar(self, i: int, text: list[str], *, in_double: bool) -> tuple[int, bool]:
         s, n = self.src, self.n
         nxt = s[i + 1] if i + 1 < n else ""
         if s.startswith("$((", i):
@@ -266,9 +266,14 @@ class _Parser:
         if nxt == "(":
             end = self._nested(i + 2)
         elif nxt == "{":
-            end = self._braced(i + 2)
+            end = self._braced(i + 2, in_double=in_double)
         elif nxt == "'":
             raise Uncertain("$'...' quoting")
+        elif nxt == '"' and not in_double:
+            # bash reads $"rm" as the (locale-translated) string rm, dash as $rm: keep
+            # dash's text but mark the word as computed, so neither reading is trusted.
+            text.append("$")
+            return i + 1, False
         elif nxt.isdigit() or nxt in "@*#?-$!":
             end = i + 2
         elif nxt and (nxt.isalpha() or nxt == "_"):
@@ -280,7 +285,7 @@ class _Parser:
         text.append(s[i:end])
         return end, False
 
-    def _braced(self, i: int) -> int:
+    def _braced(self, i: int, *, in_double: bool) -> int:
         """Skip a ``${...}`` body, descending into what it substitutes."""
         s, n = self.src, self.n
         sink: list[str] = []
@@ -294,6 +299,10 @@ class _Parser:
                 return i + 1
             if c == "\\":
                 i += 2
+            elif c == "'" and in_double:
+                # In "${x:-'...'}" dash takes the quotes literally and bash half-honours them
+                # (they hide a '}' but not a $(...) inside): no single reading is safe.
+                raise Uncertain("a single quote inside a double-quoted ${...}")
             elif c == "'":
                 end = s.find("'", i + 1)
                 if end < 0:
@@ -304,7 +313,7 @@ class _Parser:
             elif c == "`":
                 i = self._backtick(i + 1, in_double=False)
             elif c == "$":
-                i, _ = self._dollar(i, sink)
+                i, _ = self._dollar(i, sink, in_double=in_double)
             else:
                 i += 1
         raise ShellSyntaxError("unterminated '${'")

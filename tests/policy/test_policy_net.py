@@ -161,6 +161,15 @@ def test_malformed_or_tricky_urls(harness, url, fragment):
     assert h.audit[-1]["rule"] == "network.url"
 
 
+@pytest.mark.parametrize("url", ["http://[::1/", "http://a]b/", "http://[]/", "http://[127.0.0.1]/"])
+def test_urls_the_url_splitter_rejects_are_denied_not_crashes(harness, url):
+    # urlsplit raises ValueError on these; it used to escape the policy (found by tests/fuzz)
+    h = harness(NET_POLICY)
+    with pytest.raises(PermissionDenied, match="malformed URL"):
+        h.engine.check_connect(url)
+    assert h.audit[-1]["rule"] == "network.url"
+
+
 def test_metadata_message_is_exact(harness):
     h = harness(NET_POLICY)
     with pytest.raises(PermissionDenied) as info:

@@ -77,10 +77,26 @@ def test_parser_syntax_errors(source):
         parse(source)
 
 
-@pytest.mark.parametrize("source", ["cat <<EOF\nx\nEOF", "f() { a; }", "for i in 1; do a; done", "echo $((1))"])
+@pytest.mark.parametrize(
+    "source",
+    [
+        "cat <<EOF\nx\nEOF",
+        "f() { a; }",
+        "for i in 1; do a; done",
+        "echo $((1))",
+        # dash runs the $(rm) (the quotes are literal there), bash does too: found by tests/fuzz
+        "echo \"${X:-'$(rm x)'}\"",
+    ],
+)
 def test_parser_refuses_what_it_does_not_follow(source):
     with pytest.raises(Uncertain):
         parse(source)
+
+
+def test_bash_locale_quoting_is_not_a_literal_program():
+    # bash reads $"rm" as rm, dash as $rm: neither reading may be trusted (found by tests/fuzz)
+    (cmd,) = parse('$"rm" x "a$"')
+    assert [(w.text, w.literal) for w in cmd.words] == [("$rm", False), ("x", True), ("a$", True)]
 
 
 def test_parser_limits():

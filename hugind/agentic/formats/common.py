@@ -8,14 +8,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hugind.agentic.calls import CallItem, ParsedCall, ParseFailure
-from hugind.agentic.lenient_json import LenientJSONError, loads_lenient, parse_value
+from hugind.agentic.lenient_json import LenientJSONError, loads_lenient, parse_value, scrub_surrogates
 from hugind.agentic.tools import ToolSpec
 
 NAME = re.compile(r"[A-Za-z_][\w.\-:/]{0,127}")
 _ARG_KEYS = ("arguments", "args", "parameters", "params", "input")
 _NAME_KEYS = ("name", "tool_name", "tool")
 _META_KEYS = {"name", "tool_name", "tool", "id", "type", "index", "call_id"}
-_FENCE = re.compile(r"^```[ \t]*[\w\-]*[ \t]*\n?(.*?)\n?[ \t]*(?:```)?[ \t]*$", re.DOTALL)
+# The opening line of a fence: ```, an optional language, an optional newline. Only the
+# head is a regex; the closing fence is found by hand (a lazy body followed by optional
+# blanks and an optional fence backtracks cubically on runs of spaces and tabs).
+_FENCE_HEAD = re.compile(r"```[ \t]*[\w\-]*[ \t]*\n?")
 MAX_RAW = 2000
 
 
@@ -49,11 +52,11 @@ def valid_name(name: Any) -> bool:
 def strip_fence(text: str) -> str:
     """The inside of a ```fenced``` block, or the text unchanged."""
     stripped = text.strip()
-    if stripped.startswith("```"):
-        match = _FENCE.match(stripped)
-        if match:
-            return match.group(1).strip()
-    return stripped
+    if not stripped.startswith("```"):
+        return stripped
+    head = _FENCE_HEAD.match(stripped)
+    body = stripped[head.end() if head else 3 :]
+    return body.removesuffix("```").strip()
 
 
 def args_from(value: Any, raw: str, name: str) -> dict[str, Any] | ParseFailure:
@@ -69,7 +72,7 @@ def args_from(value: Any, raw: str, name: str) -> dict[str, Any] | ParseFailure:
             return ParseFailure(clip(raw), f"arguments of '{name}' are not valid JSON ({exc})", name)
     if not isinstance(value, Mapping):
         return ParseFailure(clip(raw), f"arguments of '{name}' must be a JSON object, got {type(value).__name__}", name)
-    return {str(k): v for k, v in value.items()}
+    return scrub_surrogates({str(k): v for k, v in value.items()})
 
 
 def call_from_object(obj: Any, raw: str) -> CallItem:

@@ -16,7 +16,8 @@ from hugind.agentic.formats.pythonic import parse_pythonic
 from hugind.agentic.lenient_json import LenientJSONError, parse_value
 
 _CALL_COLON = re.compile(r"call\s*:\s*([A-Za-z_][\w.\-:/]*)\s*")
-_NAME_THEN_ARGS = re.compile(r"([A-Za-z_][\w.\-/]*)\s*(?:\[ARGS\]|:)?\s*(?=[{(])")
+# One run of blanks per gap (two adjacent \s* backtrack quadratically on a long run).
+_NAME_THEN_ARGS = re.compile(r"([A-Za-z_][\w.\-/]*)\s*(?:(?:\[ARGS\]|:)\s*)?(?=[{(])")
 _ONLY_NAME = re.compile(r"[A-Za-z_][\w.\-:/]*")
 
 

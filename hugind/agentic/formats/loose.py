@@ -16,7 +16,9 @@ from hugind.agentic.formats.inner import parse_inner
 from hugind.agentic.formats.pythonic import parse_pythonic
 from hugind.agentic.lenient_json import LenientJSONError, parse_value
 
-_FENCE = re.compile(r"```[ \t]*([\w\-]*)[ \t]*\n(.*?)(?:```|\Z)", re.DOTALL)
+# The blanks around the language are one run when there is no language (two adjacent
+# [ \t]* would backtrack quadratically on a long run of blanks without a newline).
+_FENCE = re.compile(r"```[ \t]*(?:([\w\-]+)[ \t]*)?\n(.*?)(?:```|\Z)", re.DOTALL)
 _CALL_FENCES = {"tool_call", "tool_calls", "tool", "tool_code", "function_call", "functions"}
 _DATA_FENCES = {"", "json", "json5", "jsonc"}
 _BARE_START = re.compile(r"(?:\[\s*)?\{\s*[\"']?(?:name|function|type)[\"']?\s*:")
@@ -27,7 +29,7 @@ _PY_MARKERS = re.compile(r"<\|python_start\|>(.*?)(?:<\|python_end\|>|\Z)", re.D
 def find_fenced(text: str, ctx: Ctx) -> list[Span]:
     spans: list[Span] = []
     for match in _FENCE.finditer(text):
-        lang, body = match.group(1).lower(), match.group(2)
+        lang, body = (match.group(1) or "").lower(), match.group(2)
         raw = match.group(0)
         if lang in _CALL_FENCES:
             spans.append(Span(match.start(), match.end(), parse_inner(body, ctx, raw)))

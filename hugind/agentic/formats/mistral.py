@@ -15,7 +15,8 @@ from hugind.agentic.lenient_json import LenientJSONError, parse_value
 
 _MARKER = re.compile(r"\[TOOL_CALLS\]")
 _SEGMENT_END = re.compile(r"\[TOOL_CALLS\]|</s>")
-_NAMED = re.compile(r"\s*([A-Za-z_][\w.\-:/]*)\s*(?:\[CALL_ID\]\s*([\w\-]+)\s*)?(?:\[ARGS\])?\s*(?=\{)")
+# Each run of blanks belongs to one token, so a long run cannot be split two ways (quadratic).
+_NAMED = re.compile(r"\s*([A-Za-z_][\w.\-:/]*)\s*(?:\[CALL_ID\]\s*([\w\-]+)\s*)?(?:\[ARGS\]\s*)?(?=\{)")
 _FUNCTOOLS = re.compile(r"functools\s*(?=\[)")
 
 

@@ -1,0 +1,51 @@
+"""Hypothesis profiles for the property suites in ``tests/fuzz``.
+
+``ci`` (default) keeps every property file fast enough for each test run;
+``long`` is for a deliberate fuzzing session::
+
+    HUGIND_FUZZ_PROFILE=long python -m pytest -q -p no:cacheprovider tests/fuzz
+
+Registering is idempotent by name, so this module and ``tests/fuzz/conftest.py``
+(owned by the manifest/decoder suite) may both register the same names; each
+property file imports :data:`PROFILE` so the profile is loaded whichever file
+pytest collects first.
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+PROFILE_ENV = "HUGIND_FUZZ_PROFILE"
+
+# No example database: nothing is written into the worktree, and a failure is
+# reproduced from the printed falsifying example (plus @example regressions).
+settings.register_profile(
+    "ci",
+    max_examples=100,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "long",
+    max_examples=1000,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+PROFILE: str = os.environ.get(PROFILE_ENV, "ci")
+settings.load_profile(PROFILE)
+
+
+def scaled(ci_examples: int) -> int:
+    """``max_examples`` for a property that is costlier (or cheaper) than average.
+
+    The ci count is taken as given; the long profile multiplies it by the same
+    factor as the default (100 -> 1000), so relative weights are kept."""
+    factor = settings.get_profile(PROFILE).max_examples / 100
+    return max(1, int(ci_examples * factor))
