@@ -189,7 +189,11 @@ def _fetch(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
             if hops >= net.max_redirects:
                 raise LimitHit(f"network: more than {net.max_redirects} redirects (last from {target.url})")
             hops += 1
-            following = engine.check_connect(urljoin(target.url, location))
+            try:
+                next_url = urljoin(target.url, location)
+            except ValueError:  # e.g. "http://[::1/": the policy refuses it as a malformed URL (audited)
+                next_url = location
+            following = engine.check_connect(next_url)
             if following.origin != target.origin:
                 headers = {k: v for k, v in headers.items() if k.lower() not in CREDENTIAL_HEADERS}
             if status == 303 or (status in (301, 302) and method == "POST"):

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import pytest
 
@@ -110,7 +111,7 @@ def standard_routes(server: Server) -> None:
         query = h.path.split("?", 1)[1] if "?" in h.path else ""
         params = dict(p.split("=", 1) for p in query.split("&") if "=" in p)
         status = int(params.get("status", "302"))
-        reply(h, status, b"", {"Location": params["to"].replace("%3A", ":").replace("%2F", "/")})
+        reply(h, status, b"", {"Location": unquote(params["to"])})
 
     def gzipped(h: BaseHTTPRequestHandler) -> None:
         reply(h, 200, gzip.compress("héllo gzip".encode()), {"Content-Encoding": "gzip"})

@@ -7,7 +7,7 @@ import ipaddress
 import json
 import time
 import zlib
-from urllib.parse import urljoin
+from urllib.parse import quote, urljoin
 
 import pytest
 from policy_vectors import NET_BAD_URLS, NET_BLOCKED, NET_POLICY
@@ -403,6 +403,14 @@ def test_redirect_to_denied_targets(harness, http_server, location, fragment):
     h = harness(loopback())
     err = h.fails("net.fetch", url=http_server.url(f"/redirect?to={location}"))
     assert isinstance(err, PermissionDenied) and fragment in err.message
+
+
+@pytest.mark.parametrize("location", ["http://a]b/", "http://a]b:8080/x"])
+def test_an_unparseable_redirect_is_an_audited_denial(harness, http_server, location):
+    h = harness(loopback())
+    err = h.fails("net.fetch", url=http_server.url(f"/redirect?to={quote(location, safe='')}"))
+    assert isinstance(err, PermissionDenied)
+    assert [(e["decision"], e["rule"]) for e in h.audit][-1] == ("deny", "network.url")
 
 
 @pytest.mark.parametrize(
