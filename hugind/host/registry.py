@@ -37,6 +37,9 @@ class Op:
     # A streaming async op's handler takes a third argument, ``progress(value)``,
     # which delivers an intermediate event (e.g. an LLM token) to the guest.
     streams: bool = False
+    # The guest's reports about itself (result, error, tool result): a lone UTF-16
+    # surrogate in them becomes U+FFFD instead of refusing the request.
+    lenient_text: bool = False
 
 
 @dataclass
