@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hugind.artifact import decode as decode_artifact
 from hugind.artifact import is_artifact
 from hugind.errors import ManifestError
+from hugind.yamlfile import load_yaml_file
 
 MANIFEST_NAME = "agent.yaml"
 MODES = ("script", "agentic")
@@ -183,14 +182,7 @@ def read_manifest(path: Path) -> Manifest:
         raise ManifestError(f"cannot read the manifest: {exc.strerror}", str(path)) from None
     except UnicodeDecodeError:
         raise ManifestError("the manifest is not valid UTF-8", str(path)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ManifestError(f"invalid YAML{where}: {problem}", str(path)) from None
-    return parse_manifest(data, str(path))
+    return parse_manifest(load_yaml_file(text, str(path)), str(path))
 
 
 def _runtime_of(entry: Path, source: str) -> str:
@@ -234,11 +226,8 @@ def _load_artifact(path: Path) -> Agent:
     """A ``hugind build`` artifact runs as the JS agent it was built from."""
     art = decode_artifact(path.read_bytes(), str(path))
     if art.manifest_text is not None:
-        try:
-            data = yaml.safe_load(art.manifest_text)
-        except yaml.YAMLError:
-            raise ManifestError("the manifest embedded in the artifact is not valid YAML", str(path)) from None
-        manifest = parse_manifest(data, f"{path} (embedded agent.yaml)")
+        source = f"{path} (embedded agent.yaml)"
+        manifest = parse_manifest(load_yaml_file(art.manifest_text, source), source)
     else:
         manifest = Manifest(name=re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem)[:64] or "agent", entry_point=art.entry)
     root = path.parent
