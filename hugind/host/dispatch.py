@@ -27,9 +27,10 @@ MAX_WORKERS = 32
 # LimitExceeded at once: a guest looping over run_command() without awaiting must
 # not queue work (or threads) without bound.
 MAX_PENDING_OPS = 4096
-# Lone UTF-16 surrogates reach the host only as \uD8xx-\uDFxx escapes (raw UTF-8
-# cannot encode them), so a request without such an escape needs no scan.
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+# A lone UTF-16 surrogate reaches the host as a \uD800-\uDFFF escape or as its
+# 3-byte pseudo-UTF-8 form ED A0..BF xx (json.loads decodes bytes with
+# "surrogatepass"); a request with neither needs no scan.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # Request fields worth keeping in the audit of a refusal (never data or headers).
 AUDITED_ARGS = ("path", "src", "dst", "program", "command", "url", "name")
