@@ -119,9 +119,9 @@ def _parse_env(raw: Any, source: str) -> tuple[EnvVar, ...]:
         seen.add(name)
         if not isinstance(spec, dict):
             raise _fail(source, f"env.{name} must be a mapping")
-        unknown = set(spec) - {"required", "description"}
+        unknown = sorted(set(map(str, spec)) - {"required", "description"})  # keys may be of any YAML type
         if unknown:
-            raise _fail(source, f"unknown key env.{name}.{sorted(unknown)[0]}")
+            raise _fail(source, f"unknown key env.{name}.{unknown[0]}")
         required = spec.get("required", False)
         if not isinstance(required, bool):
             raise _fail(source, f"env.{name}.required must be true or false")

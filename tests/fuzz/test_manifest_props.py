@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from hugind.errors import ManifestError, UsageError
@@ -142,6 +142,7 @@ def test_any_bytes_load_or_are_a_usage_error(raw: bytes) -> None:
 
 
 @given(manifest_like, st.one_of(st.none(), manifest_like))
+@example({"env": {"allow": {"allow": None, 0: None}}}, None)  # found by the long profile: keys of mixed types
 def test_any_manifest_data_with_any_preset_is_a_policy_or_a_usage_error(data: dict[str, Any], preset: Any) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
