@@ -207,10 +207,17 @@ def load_agent(target: Path) -> Agent:
             raise ManifestError(f"{target} has no {MANIFEST_NAME}")
         manifest = read_manifest(manifest_path)
         root = target.resolve()
-        entry = (root / manifest.entry_point).resolve()
+        try:
+            entry = (root / manifest.entry_point).resolve()
+            is_file = entry.is_file()
+        except (OSError, ValueError) as exc:  # a NUL byte, a name too long for the filesystem ...
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ManifestError(
+                f"entry_point {manifest.entry_point!r} is not a usable path: {reason}", manifest.source
+            ) from None
         if not entry.is_relative_to(root):
             raise ManifestError(f"entry_point '{manifest.entry_point}' lies outside the agent folder", manifest.source)
-        if not entry.is_file():
+        if not is_file:
             raise ManifestError(f"entry_point '{manifest.entry_point}' does not exist", manifest.source)
         return Agent(manifest, root, entry, _runtime_of(entry, manifest.source))
     entry = target.resolve()
