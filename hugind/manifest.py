@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hugind.artifact import decode as decode_artifact
 from hugind.artifact import is_artifact
 from hugind.errors import ManifestError
+from hugind.yamlfile import load_yaml_file
 
 MANIFEST_NAME = "agent.yaml"
 MANIFEST_TEXT = "manifest_text"  # Agent.extra key: the agent.yaml text the manifest was parsed from
@@ -121,9 +120,9 @@ def _parse_env(raw: Any, source: str) -> tuple[EnvVar, ...]:
         seen.add(name)
         if not isinstance(spec, dict):
             raise _fail(source, f"env.{name} must be a mapping")
-        unknown = set(spec) - {"required", "description"}
+        unknown = sorted(set(map(str, spec)) - {"required", "description"})  # keys may be of any YAML type
         if unknown:
-            raise _fail(source, f"unknown key env.{name}.{sorted(unknown)[0]}")
+            raise _fail(source, f"unknown key env.{name}.{unknown[0]}")
         required = spec.get("required", False)
         if not isinstance(required, bool):
             raise _fail(source, f"env.{name}.required must be true or false")
@@ -189,14 +188,7 @@ def _read_manifest(path: Path) -> tuple[Manifest, str]:
         raise ManifestError(f"cannot read the manifest: {exc.strerror}", str(path)) from None
     except UnicodeDecodeError:
         raise ManifestError("the manifest is not valid UTF-8", str(path)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ManifestError(f"invalid YAML{where}: {problem}", str(path)) from None
-    return parse_manifest(data, str(path)), text
+    return parse_manifest(load_yaml_file(text, str(path)), str(path)), text
 
 
 def _runtime_of(entry: Path, source: str) -> str:
@@ -221,10 +213,17 @@ def load_agent(target: Path) -> Agent:
             raise ManifestError(f"{target} has no {MANIFEST_NAME}")
         manifest, text = _read_manifest(manifest_path)
         root = target.resolve()
-        entry = (root / manifest.entry_point).resolve()
+        try:
+            entry = (root / manifest.entry_point).resolve()
+            is_file = entry.is_file()
+        except (OSError, ValueError) as exc:  # a NUL byte, a name too long for the filesystem ...
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ManifestError(
+                f"entry_point {manifest.entry_point!r} is not a usable path: {reason}", manifest.source
+            ) from None
         if not entry.is_relative_to(root):
             raise ManifestError(f"entry_point '{manifest.entry_point}' lies outside the agent folder", manifest.source)
-        if not entry.is_file():
+        if not is_file:
             raise ManifestError(f"entry_point '{manifest.entry_point}' does not exist", manifest.source)
         return Agent(manifest, root, entry, _runtime_of(entry, manifest.source), {MANIFEST_TEXT: text})
     entry = target.resolve()
@@ -240,11 +239,8 @@ def _load_artifact(path: Path) -> Agent:
     """A ``hugind build`` artifact runs as the JS agent it was built from."""
     art = decode_artifact(path.read_bytes(), str(path))
     if art.manifest_text is not None:
-        try:
-            data = yaml.safe_load(art.manifest_text)
-        except yaml.YAMLError:
-            raise ManifestError("the manifest embedded in the artifact is not valid YAML", str(path)) from None
-        manifest = parse_manifest(data, f"{path} (embedded agent.yaml)")
+        source = f"{path} (embedded agent.yaml)"
+        manifest = parse_manifest(load_yaml_file(art.manifest_text, source), source)
     else:
         manifest = Manifest(name=re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem)[:64] or "agent", entry_point=art.entry)
     root = path.parent

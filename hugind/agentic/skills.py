@@ -19,6 +19,7 @@ import yaml
 
 from hugind.agentic.tools import ToolSpec
 from hugind.llm.config import hugind_home
+from hugind.yamlfile import load_yaml
 
 ACTIVATE_SKILL = "activate_skill"
 MAX_SKILL_BYTES = 512 * 1024
@@ -135,7 +136,7 @@ def _split_front_matter(text: str) -> tuple[dict[str, Any], str]:
     if not match:
         return {}, text
     try:
-        meta = yaml.safe_load(match.group(1))
+        meta = load_yaml(match.group(1))
     except yaml.YAMLError:
         return {}, text[match.end() :]
     return (dict(meta) if isinstance(meta, Mapping) else {}), text[match.end() :]

@@ -162,12 +162,12 @@ def _tool_log(ctx: HostContext, args: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 OPS: tuple[Op, ...] = (
-    Op("agent.done", _done),
-    Op("agent.error", _error),
-    Op("agent.set_result", _set_result),
+    Op("agent.done", _done, lenient_text=True),
+    Op("agent.error", _error, lenient_text=True),
+    Op("agent.set_result", _set_result, lenient_text=True),
     Op("agent.register_tool", _register_tool),
     Op("agent.set_system_prompt", _set_system_prompt),
     Op("agent.set_max_turns", _set_max_turns),
-    Op("tool.result", _tool_result),
+    Op("tool.result", _tool_result, lenient_text=True),
     Op("agent.tool_results", _tool_log),
 )

@@ -13,16 +13,26 @@ from __future__ import annotations
 
 import json
 import queue
+import re
 import sys
 import threading
 import traceback
 from collections.abc import Iterable
 from typing import Any
 
-from hugind.errors import HostCallError, InvalidArgument, PermissionDenied
+from hugind.errors import HostCallError, InvalidArgument, LimitHit, PermissionDenied
 from hugind.host.registry import HostContext, Op
 
 MAX_WORKERS = 32
+# Async ops started and not yet delivered to the guest. Past this, submit answers
+# LimitExceeded at once: a guest looping over run_command() without awaiting must
+# not queue work (or threads) without bound.
+MAX_PENDING_OPS = 4096
+# A lone UTF-16 surrogate reaches the host as a \uD800-\uDFFF escape or as its
+# 3-byte pseudo-UTF-8 form ED A0..BF xx (json.loads decodes bytes with
+# "surrogatepass"); a request with neither needs no scan.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 # Request fields worth keeping in the audit of a refusal (never data or headers).
 AUDITED_ARGS = ("path", "src", "dst", "program", "command", "url", "name")
 # Op prefixes -> the capability names the policy engine audits under.
@@ -33,13 +43,76 @@ class UnknownOp(HostCallError):
     kind = "Unsupported"
 
 
+def _encode(message: dict[str, Any]) -> bytes:
+    try:
+        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+    except UnicodeEncodeError:
+        # A lone surrogate (from an LLM or MCP server's JSON, say) has no UTF-8
+        # form; as a \u escape it is valid JSON and the guest gets it back as is.
+        return json.dumps(message, separators=(",", ":")).encode()
+
+
 def encode_ok(value: Any, events: list[Any] | None = None) -> bytes:
-    reply = {"ok": value} if events is None else {"ok": value, "events": events}
-    return json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode()
+    return _encode({"ok": value} if events is None else {"ok": value, "events": events})
 
 
 def encode_error(err: HostCallError) -> bytes:
-    return json.dumps({"error": err.to_wire()}, ensure_ascii=False).encode()
+    return _encode({"error": err.to_wire()})
+
+
+def too_deep() -> InvalidArgument:
+    # json's C decoder stops at Python's recursion limit (RecursionError), so the
+    # exact depth depends on the stack it runs on: a few hundred levels always pass.
+    return InvalidArgument("host request is nested too deeply (JSON is limited to a few hundred levels of nesting)")
+
+
+def _lone_surrogate_at(value: Any) -> str | None:
+    """The path of the first string (or key) holding a lone surrogate, or None.
+
+    Iterative: the value may be nested as deep as the JSON decoder allowed."""
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if isinstance(item, str):
+            if _LONE_SURROGATE.search(item):
+                return path
+        elif isinstance(item, dict):
+            for key, sub in reversed(item.items()):
+                where = f"{path}.{key}" if path else str(key)
+                if _LONE_SURROGATE.search(key):
+                    return where
+                stack.append((where, sub))
+        elif isinstance(item, list):
+            stack.extend((f"{path}[{i}]", sub) for i, sub in reversed(list(enumerate(item))))
+    return None
+
+
+def _replace_lone_surrogates(args: dict[str, Any]) -> None:
+    """Replace lone surrogates by U+FFFD in place (``args`` was just decoded and is ours)."""
+    fix = _LONE_SURROGATE.sub
+    stack: list[Any] = [args]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key in list(item):
+                sub = item.pop(key)
+                if isinstance(sub, str):
+                    sub = fix("\ufffd", sub)
+                else:
+                    stack.append(sub)
+                item[fix("\ufffd", key)] = sub
+        elif isinstance(item, list):
+            for i, sub in enumerate(item):
+                if isinstance(sub, str):
+                    item[i] = fix("\ufffd", sub)
+                else:
+                    stack.append(sub)
+
+
+# One shared reply for every op past the cap: a flood of them queues no new bytes.
+_CROWDED_REPLY = encode_error(
+    LimitHit(f"too many host operations in flight ({MAX_PENDING_OPS}); await some before starting more")
+)
 
 
 class Dispatcher:
@@ -52,8 +125,12 @@ class Dispatcher:
             self._ops[op.name] = op
         # Daemon threads, not a ThreadPoolExecutor: an executor's workers are
         # joined at interpreter exit, so Ctrl-C would wait for a slow LLM call
-        # or fetch. The semaphore bounds how many ops run at once.
-        self._slots = threading.BoundedSemaphore(MAX_WORKERS)
+        # or fetch. At most MAX_WORKERS of them, started as work arrives and
+        # fed from one queue; close() sends each a None to end it.
+        self._jobs: queue.SimpleQueue[tuple[int, Op, dict[str, Any]] | None] = queue.SimpleQueue()
+        self._workers = 0
+        self._idle = 0  # workers waiting on _jobs
+        self._queued = 0  # jobs no worker has taken yet
         self._completions: queue.Queue[tuple[int, bytes, bool]] = queue.Queue()
         self._lock = threading.Lock()
         self._next_id = 1
@@ -66,6 +143,8 @@ class Dispatcher:
             req = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
             raise InvalidArgument(f"host request is not valid JSON: {exc}") from None
+        except RecursionError:
+            raise too_deep() from None
         if not isinstance(req, dict) or not isinstance(req.get("op"), str):
             raise InvalidArgument('host request must be an object {"op": name, "args": {...}}')
         args = req.get("args") if req.get("args") is not None else {}
@@ -74,6 +153,19 @@ class Dispatcher:
         op = self._ops.get(req["op"])
         if op is None:
             raise UnknownOp(f"host op {req['op']!r} is not available in this run")
+        if _SURROGATE_ESCAPE.search(raw):
+            # Such a string cannot become a path, URL, argv or UTF-8 text: refuse it by
+            # name. The guest's own reports (result, error, tool result) are not
+            # refused over it: they get U+FFFD, as Node does writing such a string.
+            if op.lenient_text:
+                _replace_lone_surrogates(args)
+            else:
+                where = _lone_surrogate_at(args)
+                if where is not None:
+                    where = _LONE_SURROGATE.sub("\ufffd", where)  # a key may hold one too
+                    raise InvalidArgument(
+                        f"argument '{where}' of {op.name!r} is not valid Unicode (it holds a lone UTF-16 surrogate)"
+                    )
         return op, args
 
     def call(self, raw: bytes) -> bytes:
@@ -94,6 +186,8 @@ class Dispatcher:
         except HostCallError as err:
             self._record_refusal(op.name, args, err)
             return encode_error(err)
+        except RecursionError:  # a value nested as deep as the decoder allowed, re-encoded deeper in the stack
+            return encode_error(too_deep())
         except Exception:  # a bug in a handler must not take the run down silently
             return encode_error(_internal_error())
 
@@ -103,21 +197,63 @@ class Dispatcher:
             op_id = self._next_id
             self._next_id += 1
             self._in_flight.add(op_id)
+            crowded = len(self._in_flight) > MAX_PENDING_OPS
         try:
             op, args = self._parse(raw)
             if not op.is_async:
                 raise InvalidArgument(f"host op {op.name!r} is synchronous: call it instead of submitting it")
+            if crowded:
+                self._finish(op_id, _CROWDED_REPLY)
+                return op_id
         except HostCallError as err:
             self._finish(op_id, encode_error(err))
             return op_id
-        threading.Thread(target=self._run_async, args=(op_id, op, args), name=f"hugind-op-{op_id}", daemon=True).start()
+        self._enqueue(op_id, op, args)
         return op_id
 
-    def _run_async(self, op_id: int, op: Op, args: dict[str, Any]) -> None:
-        with self._slots:
+    def _enqueue(self, op_id: int, op: Op, args: dict[str, Any]) -> None:
+        with self._lock:
+            self._queued += 1
+            self._jobs.put((op_id, op, args))
+            if self._queued <= self._idle or self._workers >= MAX_WORKERS:
+                return  # an idle worker will take it, or the next one to finish
+            self._workers += 1
+        try:
+            threading.Thread(target=self._work, name="hugind-op-worker", daemon=True).start()
+        except RuntimeError:  # the process is out of threads: the workers already running carry on
+            with self._lock:
+                self._workers -= 1
+                stranded = self._workers == 0
+            if stranded:
+                self._drain(LimitHit("the host could not start a worker thread for this operation"))
+
+    def _drain(self, err: HostCallError) -> None:
+        """Fail every queued job (no worker is left to run them)."""
+        while True:
+            try:
+                job = self._jobs.get_nowait()
+            except queue.Empty:
+                return
+            if job is not None:
+                with self._lock:
+                    self._queued -= 1
+                self._finish(job[0], encode_error(err))
+
+    def _work(self) -> None:
+        while True:
+            with self._lock:
+                self._idle += 1
+            job = self._jobs.get()
+            with self._lock:
+                self._idle -= 1
+                if job is not None:
+                    self._queued -= 1
+            if job is None:
+                return
+            op_id, op, args = job
             if self.ctx.cancelled.is_set():
                 self._finish(op_id, encode_error(HostCallError("the run has ended")))
-                return
+                continue
             self._serve_async(op_id, op, args)
 
     def _serve_async(self, op_id: int, op: Op, args: dict[str, Any]) -> None:
@@ -135,6 +271,8 @@ class Dispatcher:
         except HostCallError as err:
             self._record_refusal(op.name, args, err)
             reply = encode_error(err)
+        except RecursionError:
+            reply = encode_error(too_deep())
         except Exception:
             reply = encode_error(_internal_error())
         self._finish(op_id, reply)
@@ -177,6 +315,10 @@ class Dispatcher:
     def close(self) -> None:
         """End of run: running ops see ``ctx.cancelled``; queued ones never start."""
         self.ctx.cancelled.set()
+        with self._lock:
+            workers = self._workers
+        for _ in range(workers):  # after the queued jobs, which the workers fail fast
+            self._jobs.put(None)
 
 
 def _internal_error() -> HostCallError:

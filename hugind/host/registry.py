@@ -41,6 +41,9 @@ class Op:
     # (the JS API's ask_llm/http_get return text, as the seed specifies). The
     # handler bounds itself by ``ctx.remaining()`` like any op.
     blocking: bool = False
+    # The guest's reports about itself (result, error, tool result): a lone UTF-16
+    # surrogate in them becomes U+FFFD instead of refusing the request.
+    lenient_text: bool = False
 
 
 @dataclass

@@ -31,6 +31,7 @@ import yaml
 
 from hugind.llm.client import SESSION_MODES, ChatClient, api_base
 from hugind.llm.errors import BackendConfigError
+from hugind.yamlfile import load_yaml
 
 TOOL_FORMATS = ("text", "native", "auto")
 _KNOWN_KEYS = {
@@ -146,7 +147,7 @@ def _load(path: Path, *, required: bool, wanted: str | None = None) -> tuple[dic
             )
         return {}, None
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        data = load_yaml(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
         raise BackendConfigError(f"{path}: cannot read config: {_one_line(exc)}") from None
     if not isinstance(data, Mapping):

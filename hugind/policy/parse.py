@@ -394,16 +394,15 @@ def build_policy(
 
 def load_preset(path: str | Path) -> dict:
     """Read a preset YAML file (validated when passed to build_policy)."""
-    import yaml
+    from hugind.yamlfile import load_yaml_file
 
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ManifestError(f"cannot read preset: {exc.strerror}", source=str(path)) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ManifestError(f"invalid YAML: {exc}", source=str(path)) from None
+    except UnicodeDecodeError:
+        raise ManifestError("the preset is not valid UTF-8", source=str(path)) from None
+    data = load_yaml_file(text, str(path))
     if not isinstance(data, dict):
         raise ManifestError("a preset must be a mapping", source=str(path))
     data.setdefault("name", Path(path).stem)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import wasmtime
 
-from hugind.errors import EngineError, HugindError, LimitExceeded, TrapError
+from hugind.errors import AgentFailed, EngineError, HugindError, LimitExceeded, TrapError
 from hugind.host.dispatch import Dispatcher
 from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
 from hugind.sandbox.wasi_guard import WasiGuard
@@ -61,6 +61,7 @@ class GuestInstance:
         engine_config: EngineConfig,
         *,
         blame: type[HugindError] = EngineError,
+        budget_s: float = 60.0,
     ) -> None:
         _check_initial_memory(wasm_module, limits.memory_bytes)
         self.engine = get_engine(engine_config)
@@ -83,9 +84,15 @@ class GuestInstance:
         linker.define_func("hugind", "call", ty([I32, I32], [I32]), self._call, access_caller=True)
         linker.define_func("hugind", "take", ty([I32, I32], [I32]), self._take, access_caller=True)
         linker.define_func("hugind", "submit", ty([I32, I32], [I32]), self._submit, access_caller=True)
-        self.store.set_epoch_deadline(seconds_to_ticks(60))
+        # Instantiation runs guest code (the start function, data segments), so
+        # it gets the run's own deadline; fuel and the memory cap are already set.
+        self.store.set_epoch_deadline(seconds_to_ticks(budget_s))
         try:
             self.instance = linker.instantiate(self.store, wasm_module)
+        except wasmtime.ExitTrap as exc:
+            raise AgentFailed("Exit", f"the module called proc_exit({exc.code}) while being instantiated") from None
+        except wasmtime.Trap as exc:
+            raise self._trap_error(exc, " while instantiating the module (start function or data segments)") from None
         except wasmtime.WasmtimeError as exc:
             # `blame`: a broken engine is ours (EngineError); a raw agent module
             # that fails to link is the agent's (InvalidModule).
@@ -116,6 +123,10 @@ class GuestInstance:
         def write(data: bytes) -> None:
             room = self.limits.max_output_bytes - self._output_bytes
             if room <= 0:
+                # Output that exactly filled the cap did not interrupt (a program may end
+                # there); writing past it does, or a guest writing a byte at a time would
+                # spin here until the deadline.
+                self.interrupt(f"output cap of {self.limits.max_output_bytes} bytes exceeded")
                 return
             chunk = bytes(data[:room])
             self._output_bytes += len(chunk)
@@ -134,15 +145,25 @@ class GuestInstance:
 
     # ---- the hugind imports ------------------------------------------------------
 
+    def _memory_of(self, caller: wasmtime.Caller) -> wasmtime.Memory | None:
+        # A start function may call the host before instantiate() has returned
+        # and self.memory is known: look the export up through the caller then.
+        memory = getattr(self, "memory", None)
+        if memory is None:
+            found = caller.get("memory")
+            memory = found if isinstance(found, wasmtime.Memory) else None
+        return memory
+
     def _read(self, caller: wasmtime.Caller, ptr: int, length: int) -> bytes | int:
         ptr &= 0xFFFFFFFF
         if length < 0:
             return E_FAULT
         if length > MAX_REQUEST_BYTES:
             return E_TOO_BIG
-        if ptr + length > self.memory.data_len(caller):
+        memory = self._memory_of(caller)
+        if memory is None or ptr + length > memory.data_len(caller):
             return E_FAULT
-        return bytes(self.memory.read(caller, ptr, ptr + length))
+        return bytes(memory.read(caller, ptr, ptr + length))
 
     def _call(self, caller: wasmtime.Caller, ptr: int, length: int) -> int:
         req = self._read(caller, ptr, length)
@@ -163,9 +184,10 @@ class GuestInstance:
         size = len(self._response)
         if cap < size:
             return E_SMALL_BUFFER
-        if ptr + size > self.memory.data_len(caller):
+        memory = self._memory_of(caller)
+        if memory is None or ptr + size > memory.data_len(caller):
             return E_FAULT
-        self.memory.write(caller, self._response, ptr)
+        memory.write(caller, self._response, ptr)
         self._response = None
         return size
 
@@ -196,21 +218,24 @@ class GuestInstance:
         except wasmtime.WasmtimeError as exc:
             raise TrapError(f"wasm error: {_first_line(exc)}") from None
 
-    def _trap_error(self, trap: wasmtime.Trap) -> Exception:
+    def _trap_error(self, trap: wasmtime.Trap, where: str = "") -> Exception:
+        """The documented error for a trap; ``where`` says when it happened, if not in an export call."""
         code = trap.trap_code
         if code == wasmtime.TrapCode.INTERRUPT:
             if self.interrupt_reason:
-                return LimitExceeded(f"run stopped: {self.interrupt_reason}")
-            return LimitExceeded("run stopped: wall-clock deadline exceeded (permissions.limits.timeout)")
+                return LimitExceeded(f"run stopped{where}: {self.interrupt_reason}")
+            return LimitExceeded(f"run stopped{where}: wall-clock deadline exceeded (permissions.limits.timeout)")
         if code == wasmtime.TrapCode.OUT_OF_FUEL:
-            return LimitExceeded(f"run stopped: fuel exhausted ({self.limits.fuel} units, permissions.limits.fuel)")
+            return LimitExceeded(
+                f"run stopped{where}: fuel exhausted ({self.limits.fuel} units, permissions.limits.fuel)"
+            )
         if code == wasmtime.TrapCode.STACK_OVERFLOW:
-            return TrapError("wasm trap: stack overflow (recursion too deep)")
+            return TrapError(f"wasm trap{where}: stack overflow (recursion too deep)")
         if code == wasmtime.TrapCode.MEMORY_OUT_OF_BOUNDS:
-            return TrapError("wasm trap: out-of-bounds memory access")
+            return TrapError(f"wasm trap{where}: out-of-bounds memory access")
         if code == wasmtime.TrapCode.UNREACHABLE:
-            return TrapError("wasm trap: unreachable instruction executed (the module aborted)")
-        return TrapError(f"wasm trap: {_first_line(trap)}")
+            return TrapError(f"wasm trap{where}: unreachable instruction executed (the module aborted)")
+        return TrapError(f"wasm trap{where}: {_first_line(trap)}")
 
     def write_bytes(self, data: bytes, *, budget_s: float) -> int:
         """Copy ``data`` into a fresh guest allocation (the guest frees it)."""
@@ -218,6 +243,13 @@ class GuestInstance:
         if not ptr:
             raise LimitExceeded(f"the guest could not allocate {len(data)} bytes (memory cap reached?)")
         ptr &= 0xFFFFFFFF
+        size = self.memory.data_len(self.store)
+        if ptr + len(data) > size:
+            # The guest's allocator is broken or hostile; writing would fault on our side.
+            raise TrapError(
+                f"the guest's hugind_alloc({len(data)}) returned {ptr:#x}, outside its {size}-byte memory "
+                "(a bug in the guest)"
+            )
         self.memory.write(self.store, data, ptr)
         return ptr
 

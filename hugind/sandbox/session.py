@@ -79,6 +79,7 @@ class AgentSession:
             config.limits,
             engine_config,
             blame=EngineError if self.is_js else InvalidModule,
+            budget_s=self.ctx.remaining(),
         )
         self.driver = GuestDriver(self.instance, self.dispatcher, self.ctx.deadline)
         self._call_ids = itertools.count(1)

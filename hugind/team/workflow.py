@@ -30,10 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from hugind.errors import ManifestError
 from hugind.team.bus import MEMBER_NAME
+from hugind.yamlfile import load_yaml_file
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 TOP_KEYS = {
@@ -103,14 +102,10 @@ def load_workflow(path: Path) -> Workflow:
     except OSError as exc:
         raise ManifestError(f"cannot read the workflow: {exc.strerror}", source) from None
     try:
-        data = yaml.safe_load(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ManifestError("the workflow is not valid UTF-8", source) from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise ManifestError(f"invalid YAML{where}: {problem}", source) from None
+    data = load_yaml_file(text, source)
     resolved = path.resolve()
     return parse_workflow(data, resolved, hashlib.sha256(raw).hexdigest())
 

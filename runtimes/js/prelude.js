@@ -424,6 +424,18 @@
     return typeof result === "string" ? result : JSON.stringify(result);
   }
 
+  // The host may refuse the result itself (nested too deeply for it): report
+  // that as the failure, as hugind.h does, instead of leaving the host waiting
+  // for an outcome that never comes.
+  function reportDone(r) {
+    try {
+      call("agent.done", r);
+    } catch (e) {
+      const message = `the host refused the agent's result: ${e.name}: ${e.message}`;
+      call("agent.error", { name: "InvalidResult", message, stack: "" });
+    }
+  }
+
   return function dispatch(kind, text, opId) {
     if (kind === "complete") return complete(opId, text);
     const msg = JSON.parse(text);
@@ -432,7 +444,7 @@
       if (msg.mode === "agentic") installAgentic();
       if (msg.team) installTeam();
       runMain(msg).then(
-        (r) => call("agent.done", r),
+        (r) => reportDone(r),
         (e) => call("agent.error", errorInfo(e)),
       );
       return;

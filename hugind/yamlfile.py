@@ -1,0 +1,92 @@
+"""Every YAML file hugind reads (agent.yaml, presets, workflows, config, skill
+front matter) is parsed here.
+
+``yaml.safe_load`` with two things added:
+
+* a duplicate key is an error naming the key and its line, not a silent
+  "last one wins": ``allow: false`` followed, further down, by ``allow: true``
+  must never pass review as the first;
+* input nested beyond what the parser's recursion can take is an error, not a
+  ``RecursionError``. (The libyaml-backed ``CSafeLoader`` is not used: it
+  overflows the C stack, and crashes the process, on the same input.)
+
+Both errors are ``yaml.YAMLError`` subclasses, so callers handle them with the
+syntax errors they already handle.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+from yaml.constructor import ConstructorError
+from yaml.nodes import MappingNode
+
+from hugind.errors import ManifestError
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class DuplicateKeyError(ConstructorError):
+    """A mapping names the same key twice."""
+
+
+class NestingError(yaml.YAMLError):
+    """The document is nested too deeply to parse."""
+
+    problem = "the document is nested too deeply"
+    problem_mark = None
+
+    def __str__(self) -> str:
+        return self.problem
+
+
+class StrictSafeLoader(yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys (merge keys ``<<`` may still be overridden)."""
+
+    def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
+        if isinstance(node, MappingNode):
+            seen: dict[Any, int] = {}  # key -> 0-based line of its first occurrence
+            for key_node, _ in node.value:
+                if key_node.tag == _MERGE_TAG:
+                    continue
+                key = self.construct_object(key_node, deep=deep)
+                try:
+                    first = seen.get(key)
+                except TypeError:
+                    continue  # an unhashable key: the base class reports it
+                if first is not None:
+                    raise DuplicateKeyError(
+                        None, None, f"duplicate key {key!r} (first at line {first + 1})", key_node.start_mark
+                    )
+                seen[key] = key_node.start_mark.line
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str) -> Any:
+    """Parse one YAML document like ``yaml.safe_load``; raises ``yaml.YAMLError`` only."""
+    try:
+        return yaml.load(text, Loader=StrictSafeLoader)
+    except RecursionError:
+        raise NestingError() from None
+
+
+def yaml_problem(exc: yaml.YAMLError) -> tuple[int | None, str]:
+    """(1-based line or None, what is wrong) for a parse error."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or (str(exc).splitlines() or ["invalid YAML"])[0]
+    return (mark.line + 1 if mark is not None else None), problem
+
+
+def load_yaml_file(text: str, source: str) -> Any:
+    """``load_yaml`` for a file hugind reads as configuration: errors are ``ManifestError``s
+    naming the file and line (``agent.yaml:7: duplicate key 'allow' (first at line 3)``)."""
+    try:
+        return load_yaml(text)
+    except DuplicateKeyError as exc:
+        line, problem = yaml_problem(exc)
+        raise ManifestError(problem, f"{source}:{line}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        raise ManifestError(f"invalid YAML{where}: {yaml_problem(exc)[1]}", source) from None
