@@ -5,10 +5,8 @@
 
     HUGIND_FUZZ_PROFILE=long python -m pytest -q -p no:cacheprovider tests/fuzz
 
-Registering is idempotent by name, so this module and ``tests/fuzz/conftest.py``
-(owned by the manifest/decoder suite) may both register the same names; each
-property file imports :data:`PROFILE` so the profile is loaded whichever file
-pytest collects first.
+This is the only place the profiles are defined; ``tests/fuzz/conftest.py``
+imports it, so property files that only use ``@given`` get the same profile.
 """
 
 from __future__ import annotations
