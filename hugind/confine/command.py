@@ -116,9 +116,15 @@ def bwrap_argv(plan: ChildPlan, bwrap: str, prlimit: str | None, proxy: ProxyEnd
     if prlimit:
         argv += [prlimit, *(f"--{name}={value}:{value}" for name, value in plan.rlimits.as_dict().items()), "--"]
     if proxy is not None:
-        argv += [sys.executable, "-I", "-S", proxy.forwarder, "--port", str(proxy.port)]
+        argv += [_python(), "-I", "-S", proxy.forwarder, "--port", str(proxy.port)]
         argv += ["--unix", proxy.socket_path, "--"]
     return argv + list(plan.argv)
+
+
+def _python() -> str:
+    """The interpreter itself, not a virtualenv's link to it: the link may live where the
+    sandbox cannot see (a venv under /tmp), the installation is what _python_paths grants."""
+    return os.path.realpath(sys.executable)
 
 
 def _python_paths() -> list[str]:
@@ -153,7 +159,7 @@ def launcher_argv(
     }
     argv = [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(spec), "--"]
     if proxy is not None:
-        argv += [sys.executable, "-I", "-S", proxy.forwarder, "--port", str(proxy.port)]
+        argv += [_python(), "-I", "-S", proxy.forwarder, "--port", str(proxy.port)]
         argv += ["--unix", proxy.socket_path, "--"]
     return argv + list(plan.argv)
 

@@ -31,6 +31,7 @@ import os
 import resource
 import signal
 import sys
+from types import ModuleType
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -213,10 +214,15 @@ def _set_rlimits(limits: dict[str, int]) -> None:
         resource.setrlimit(which, (cap, cap))
 
 
-def _landlock(spec: dict) -> None:
+def _import_landlock() -> ModuleType:
+    """The sibling module, loaded before the mounts change (this file may live under /tmp)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import landlock  # type: ignore[import-not-found]  # standalone sibling module
 
+    return landlock
+
+
+def _landlock(spec: dict, landlock: ModuleType) -> None:
     abi = int(spec["landlock"])
     port = spec.get("tcp_port")
     ruleset = landlock.Ruleset(abi, restrict_tcp=spec.get("restrict_tcp", True), scope=True)
@@ -240,6 +246,7 @@ def launch(spec: dict, argv: list[str]) -> None:
     if spec.get("cgroup_procs"):  # first: everything this process starts is counted
         _write(spec["cgroup_procs"], str(os.getpid()))
     _die_with_parent(int(spec.get("parent", 0)))
+    landlock = _import_landlock() if spec.get("landlock") else None
     if spec.get("namespaces"):
         _unshare()
         spec["write"] = [*spec.get("write", []), *_read_only_except(spec.get("read", []), spec.get("write", []))]
@@ -248,8 +255,8 @@ def launch(spec: dict, argv: list[str]) -> None:
         _fork_and_relay(reap_all=False)  # this process stays outside the new PID namespace
         _fork_and_relay(reap_all=True)  # PID 1 of the namespace: a minimal init
     _set_rlimits(spec.get("rlimits", {}))
-    if spec.get("landlock"):
-        _landlock(spec)
+    if landlock is not None:
+        _landlock(spec, landlock)
     env = {k: v for k, v in os.environ.items() if k not in spec.get("env_drop", ())}
     try:
         os.execve(argv[0], argv, env)
@@ -264,7 +271,7 @@ def main(args: list[str]) -> None:
         if len(args) < 3 or args[1] != "--":
             raise LaunchError("usage: launcher.py SPEC_JSON -- PROGRAM [ARGS...]")
         launch(json.loads(args[0]), args[2:])
-    except (LaunchError, OSError, ValueError) as exc:
+    except Exception as exc:  # one line, never a traceback, and the program never runs
         os.write(2, f"hugind-confine: {exc}\n".encode(errors="replace"))
         os._exit(EXIT_LAUNCH_FAILED)
 

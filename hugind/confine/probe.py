@@ -87,10 +87,17 @@ def landlock_abi() -> int:
 
 
 def _run_probe(argv: list[str]) -> str:
-    """'' when ``argv`` ran and exited 0, else the first line of what went wrong."""
+    """'' when ``argv`` ran and exited 0, else the first line of what went wrong.
+
+    From "/": hugind's own working directory may lie where a sandbox hides it (/tmp)."""
     try:
         proc = subprocess.run(
-            argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=PROBE_TIMEOUT, env={"PATH": "/usr/bin:/bin"}
+            argv,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=PROBE_TIMEOUT,
+            env={"PATH": "/usr/bin:/bin"},
+            cwd="/",
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
