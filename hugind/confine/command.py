@@ -12,11 +12,11 @@ one the policy checked, with the environment the policy built.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hugind.confine.cgroup import ChildCgroup
 from hugind.confine.plan import ChildPlan, symlinked_system_dirs
@@ -133,6 +133,23 @@ def _python_paths() -> list[str]:
     return [] if prefix.startswith("/usr/") or prefix == "/usr" else [prefix]
 
 
+def spec_args(spec: dict[str, Any]) -> list[str]:
+    """The launcher's spec as ``KEY VALUE`` arguments (see launcher.parse_spec)."""
+    out: list[str] = []
+    for key, value in spec.items():
+        if value is None:
+            continue
+        if key == "rlimits":
+            for name, number in value.items():
+                out += ["rlimit", f"{name}={number}"]
+        elif isinstance(value, list):
+            for item in value:
+                out += [key, str(item)]
+        else:
+            out += [key, str(int(value)) if isinstance(value, bool) else str(value)]
+    return out
+
+
 def launcher_argv(
     plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None, cgroup: ChildCgroup | None
 ) -> list[str]:
@@ -157,7 +174,7 @@ def launcher_argv(
         # environment; the program must get exactly the planned one.
         "env_drop": [] if "LC_CTYPE" in plan.env else ["LC_CTYPE"],
     }
-    argv = [sys.executable, "-I", "-S", str(LAUNCHER), json.dumps(spec), "--"]
+    argv = [sys.executable, "-I", "-S", str(LAUNCHER), *spec_args(spec), "--"]
     if proxy is not None:
         argv += [_python(), "-I", "-S", proxy.forwarder, "--port", str(proxy.port)]
         argv += ["--unix", proxy.socket_path, "--"]
