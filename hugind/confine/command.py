@@ -25,6 +25,7 @@ from hugind.confine.probe import LAUNCHER, Capabilities
 # /proc, /dev and /tmp are replaced at depth 1, before deeper binds (a root
 # under /tmp must stay visible on top of the private /tmp).
 SPECIAL_MOUNTS = (("--proc", "/proc"), ("--dev", "/dev"), ("--tmpfs", "/tmp"), ("--tmpfs", "/var/tmp"))
+FIRST_AT_DEPTH = 0
 
 
 @dataclass(frozen=True)
@@ -45,7 +46,6 @@ JOIN_CGROUP = 'echo $$ > "$0" && exec "$@"'
 class Launch:
     argv: list[str]
     env: dict[str, str]
-    layers: tuple[str, ...]  # what holds the child, for the audit and `hugind check`
     missing: tuple[str, ...]  # layers the plan needs that this machine lacks
     cgroup: ChildCgroup | None = None
 
@@ -68,11 +68,6 @@ def missing_layers(caps: Capabilities) -> tuple[str, ...]:
     return tuple(missing)
 
 
-def layers_of(caps: Capabilities) -> tuple[str, ...]:
-    found = [caps.filesystem, caps.processes, caps.network, caps.process_cap]
-    return (*tuple(layer for layer in found if layer), "rlimits", "environment")
-
-
 def _depth(path: str) -> int:
     return 0 if path == "/" else path.rstrip("/").count("/")
 
@@ -80,31 +75,18 @@ def _depth(path: str) -> int:
 def bwrap_argv(plan: ChildPlan, bwrap: str, prlimit: str | None, proxy: ProxyEndpoint | None) -> list[str]:
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user", "--disable-userns"]
     argv += ["--cap-drop", "ALL"]
-    binds: list[tuple[int, list[str]]] = []
-    for path in plan.read:
-        binds.append((_depth(path), ["--ro-bind", path, path]))
-    for path in plan.write:
-        binds.append((_depth(path), ["--bind", path, path]))
+    read = list(plan.read)
     if proxy is not None:
         # Read-only is enough: connect() to a socket is not a write to its filesystem.
-        sock_dir = os.path.dirname(proxy.socket_path)
-        binds.append((_depth(sock_dir), ["--ro-bind", sock_dir, sock_dir]))
-        for path in [*_python_paths(), proxy.forwarder]:
-            binds.append((_depth(path), ["--ro-bind", path, path]))
-    for link, target in symlinked_system_dirs():
-        binds.append((1, ["--symlink", target, link]))
-    # Sorting by depth (stable) mounts parents before what lies inside them.
-    binds.sort(key=lambda item: item[0])
-    specials_done = False
-    for depth, words in binds:
-        if depth >= 1 and not specials_done:
-            for flag, where in SPECIAL_MOUNTS:
-                argv += [flag, where]
-            specials_done = True
+        read += [os.path.dirname(proxy.socket_path), *_python_paths(), proxy.forwarder]
+    # Sorted by depth (stable), so parents are mounted before what lies inside them;
+    # the special mounts come first among depth 1 (FIRST_AT_DEPTH sorts before the rest).
+    binds = [((1, FIRST_AT_DEPTH), [flag, where]) for flag, where in SPECIAL_MOUNTS]
+    binds += [((_depth(p), 1), ["--ro-bind", p, p]) for p in read]
+    binds += [((_depth(p), 1), ["--bind", p, p]) for p in plan.write]
+    binds += [((1, 1), ["--symlink", target, link]) for link, target in symlinked_system_dirs()]
+    for _, words in sorted(binds, key=lambda item: item[0]):
         argv += words
-    if not specials_done:
-        for flag, where in SPECIAL_MOUNTS:
-            argv += [flag, where]
     for path in plan.hide:
         if os.path.isdir(path) and not os.path.islink(path):
             argv += ["--tmpfs", path, "--remount-ro", path]
@@ -195,4 +177,4 @@ def confined(plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None = 
             argv = ["/bin/sh", "-c", JOIN_CGROUP, cgroup.procs, *argv]
     else:
         argv = launcher_argv(plan, caps, proxy, cgroup)
-    return Launch(argv, env, layers_of(caps), missing_layers(caps), cgroup)
+    return Launch(argv, env, missing_layers(caps), cgroup)

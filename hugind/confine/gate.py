@@ -27,9 +27,8 @@ def prepare(
     capability: str,
     request: dict[str, Any],
     proxy: ProxyEndpoint | None = None,
-    extra_read: tuple[str, ...] = (),
 ) -> Launch:
-    plan = plan_child(engine, tuple(argv), cwd, env, kind=capability, extra_read=extra_read)
+    plan = plan_child(engine, tuple(argv), cwd, env, kind=capability)
     launch = confined(plan, capabilities(), proxy)
     if launch.missing:
         reason = f"{capability}: this machine cannot confine the child: missing {'; '.join(launch.missing)}"

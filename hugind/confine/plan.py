@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from hugind.paths import internal_dirs
@@ -71,15 +70,10 @@ class ChildPlan:
     hide: tuple[str, ...]  # paths inside a granted one that the child must not see
     network: str = "none"  # "none" | "proxy"
     rlimits: Rlimits = field(default_factory=Rlimits)
-    kind: str = "shell"  # "shell" | "mcp": for messages
-
-
-def _exists(path: str) -> bool:
-    return os.path.lexists(path)
 
 
 def etc_secrets() -> tuple[str, ...]:
-    return tuple(f"/etc/{name}" for name in ETC_SECRETS if _exists(f"/etc/{name}"))
+    return tuple(f"/etc/{name}" for name in ETC_SECRETS if os.path.lexists(f"/etc/{name}"))
 
 
 def _inside(path: str, roots: list[str]) -> bool:
@@ -121,14 +115,13 @@ def plan_child(
     env: dict[str, str],
     *,
     kind: str = "shell",
-    extra_read: tuple[str, ...] = (),
 ) -> ChildPlan:
     """The confinement of one child, derived from the run's policy."""
     policy = engine.policy
     readable, writable = fs_grants(engine)
     system = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
     program = os.path.realpath(argv[0]) if argv and os.path.isabs(argv[0]) else None
-    read = [*system, "/etc", *readable, *extra_read]
+    read = [*system, "/etc", *readable]
     if program and not _inside(program, read):
         read.append(program)
     real_cwd = os.path.realpath(cwd)
@@ -150,7 +143,6 @@ def plan_child(
         hide=tuple(sorted(set(hide))),
         network=network,
         rlimits=rlimits_for(policy, kind),
-        kind=kind,
     )
 
 
@@ -172,7 +164,3 @@ def symlinked_system_dirs() -> list[tuple[str, str]]:
         if os.path.islink(d):
             out.append((d, os.readlink(d)))
     return out
-
-
-def is_dir(path: str) -> bool:
-    return Path(path).is_dir()

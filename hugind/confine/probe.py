@@ -8,7 +8,6 @@ mechanism works here (containers often forbid nested namespaces).
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import os
 import shutil
@@ -17,6 +16,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from hugind.confine import landlock
 from hugind.confine.cgroup import pids_parent
 
 # Tests (and people diagnosing a machine) point this at another bwrap, or at
@@ -26,8 +26,6 @@ BWRAP_ENV = "HUGIND_BWRAP"
 # shows what a poorer machine does. It can only take layers away, and a run
 # that requires confinement then refuses children instead of running them bare.
 DISABLE_ENV = "HUGIND_CONFINE_DISABLE"
-SYS_LANDLOCK_CREATE_RULESET = 444
-LANDLOCK_CREATE_RULESET_VERSION = 1
 LAUNCHER = Path(__file__).resolve().parent / "launcher.py"
 PROBE_TIMEOUT = 10.0
 
@@ -78,12 +76,7 @@ class Capabilities:
 
 
 def landlock_abi() -> int:
-    if not sys.platform.startswith("linux"):
-        return 0
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    version = libc.syscall(SYS_LANDLOCK_CREATE_RULESET, None, ctypes.c_size_t(0), LANDLOCK_CREATE_RULESET_VERSION)
-    return max(0, int(version))
+    return landlock.abi_version() if sys.platform.startswith("linux") else 0
 
 
 def _run_probe(argv: list[str]) -> str:
