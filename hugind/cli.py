@@ -123,7 +123,7 @@ def check(
     expect: ExpectOption = None,
 ) -> None:
     """Validate an agent's manifest, compile its JS, and print its effective policy."""
-    from hugind.jscheck import compile_error
+    from hugind.jscheck import JsCompileError
     from hugind.manifest import load_agent
     from hugind.mcp import McpHub
     from hugind.pinning import digest_for_check
@@ -131,13 +131,12 @@ def check(
 
     try:
         loaded = load_agent(agent)
-        problem = compile_error(loaded)
-        if problem is not None:  # before the digest: there is no digest of JS that does not compile
-            sys.stderr.write(problem.message + "\n")  # file:line:column: message, as compilers report
-            raise typer.Exit(problem.exit_code)
-        digest, no_digest = digest_for_check(loaded, expect, str(agent))
+        digest = digest_for_check(loaded, expect, str(agent))  # compiles a JS agent's graph, once
         engine = make_policy(loaded, RunOptions(strict=strict, policy_file=policy))
         hub = McpHub.for_agent(loaded, strict=strict, host_env={}, policy_file=policy)
+    except JsCompileError as problem:
+        sys.stderr.write(problem.message + "\n")  # file:line:column: message, as compilers report
+        raise typer.Exit(problem.exit_code) from None
     except HugindError as err:
         raise _fail(err) from None
     from hugind.confine.report import confinement_json, confinement_lines
@@ -151,7 +150,6 @@ def check(
             "runtime": loaded.runtime,
             "entry_point": manifest.entry_point,
             "digest": digest,
-            "digest_error": no_digest,
             "env": [{"name": v.name, "required": v.required} for v in manifest.env],
             "policy": engine.to_json(),
             "mcp": {
@@ -166,7 +164,7 @@ def check(
         typer.echo(json.dumps(doc, indent=2))
         return
     typer.echo(f"agent {manifest.name} ({manifest.mode}, {loaded.runtime}): {manifest.entry_point}")
-    typer.echo(f"digest: {digest}" if digest else f"digest: none ({no_digest})")
+    typer.echo(f"digest: {digest}")
     env = ", ".join(f"{v.name}{' (required)' if v.required else ''}" for v in manifest.env) or "none"
     typer.echo(f"env passed to the agent: {env}")
     for line in [*engine.describe(), *mcp_lines, *confinement_lines(engine.policy)]:

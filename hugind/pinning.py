@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from hugind.build import compile_graph, manifest_text_of, to_artifact
 from hugind.digest import parse_expected, source_digest, wasm_digest
 from hugind.errors import AgentFailed, DigestMismatch
+from hugind.jscheck import JsCompileError, describe
 from hugind.manifest import Agent
 from hugind.sandbox.raw_wasm import PINNED_WASM, read_agent_module
 
@@ -68,11 +69,11 @@ def verify(agent: Agent, expected: str, source: str) -> Agent:
     return _pin_expected(agent, expected, source).agent
 
 
-def digest_for_check(agent: Agent, expected: str | None, source: str) -> tuple[str | None, str | None]:
-    """(digest, None), or (None, why) when a JS graph does not compile; with ``expected``, failing is an error."""
-    if expected is not None:
-        return _pin_expected(agent, expected, source).digest, None
+def digest_for_check(agent: Agent, expected: str | None, source: str) -> str:
+    """The agent's digest (checked against ``expected`` when given). Pinning a JS agent
+    compiles its graph, so this is also `hugind check`'s compile check: JS that does not
+    compile is a JsCompileError (exit 2, ``file:line:column``), and has no digest."""
     try:
-        return pin(agent).digest, None
-    except AgentFailed as err:  # a syntax error or a refused import: check still shows the policy
-        return None, f"the import graph does not compile: {err.message.splitlines()[0]}"
+        return (pin(agent) if expected is None else _pin_expected(agent, expected, source)).digest
+    except AgentFailed as err:
+        raise JsCompileError(describe(agent, err), err.name) from None
