@@ -37,7 +37,7 @@ def parse_pythonic(text: str, ctx: Ctx) -> list[CallItem] | None:
         if name.endswith(".call"):
             name = name[: -len(".call")]
         raw = clip(ast.get_source_segment(source, call) or source)
-        items.append(_to_item(name, call, raw, ctx))
+        items.append(_to_item(name, call, raw, ctx, source))
     return items
 
 
@@ -52,7 +52,15 @@ def _dotted(node: ast.AST) -> str | None:
     return ".".join(reversed(parts))
 
 
-def _to_item(name: str, call: ast.Call, raw: str, ctx: Ctx) -> CallItem:
+def _keyword_name(source: str, keyword: ast.keyword) -> str:
+    """The argument name as the model wrote it: ``ast`` NFKC-normalizes identifiers
+    (``º`` becomes ``o``), which would rename the tool's parameter."""
+    segment = ast.get_source_segment(source, keyword)
+    written = segment.split("=", 1)[0].strip() if segment and "=" in segment else ""
+    return written if written.isidentifier() else str(keyword.arg)
+
+
+def _to_item(name: str, call: ast.Call, raw: str, ctx: Ctx, source: str) -> CallItem:
     if not valid_name(name):
         return ParseFailure(raw, f"invalid tool name {name[:60]!r}")
     args: dict[str, Any] = {}
@@ -67,7 +75,7 @@ def _to_item(name: str, call: ast.Call, raw: str, ctx: Ctx) -> CallItem:
         for keyword in call.keywords:
             if keyword.arg is None:
                 return ParseFailure(raw, f"'**' arguments are not allowed in a call to '{name}'", name)
-            args[keyword.arg] = _literal(keyword.value)
+            args[_keyword_name(source, keyword)] = _literal(keyword.value)
     except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError) as exc:
         return ParseFailure(raw, f"arguments of '{name}' must be literal values ({exc})", name)
     return ParsedCall(name, args, raw)
