@@ -1,5 +1,11 @@
 """Build the hugind JS engine: QuickJS-NG + shim.c + prelude.js -> wasm32-wasi reactor.
 
+Two variants come out of one compilation of QuickJS: the engine hugind runs
+(``hugind-js.wasm``, host ABI imports), and the standalone engine
+(``hugind-js-standalone.wasm``: shim.c compiled again with
+``-DHUGIND_STANDALONE``, plus standalone.js; WASI imports only), which
+``hugind build --standalone`` turns into a self-contained WASI command.
+
 Run by the hatchling build hook during ``pip install``, or by hand:
 
     python runtimes/js/build_engine.py [--out DIR]
@@ -33,6 +39,7 @@ QUICKJS_NG_VERSION = "0.17.0.2"
 QUICKJS_NG_SDIST_SHA256 = "43d2e48272208721a7aaea8e3f02d4b9318f12ef20cc4f5421b59d9a470706ef"
 QUICKJS_SOURCES = ("quickjs.c", "libregexp.c", "libunicode.c", "dtoa.c")
 ENGINE_NAME = "hugind-js.wasm"
+STANDALONE_NAME = "hugind-js-standalone.wasm"
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE.parent.parent / "hugind" / "_engine"
@@ -171,19 +178,19 @@ def _zig_version() -> str:
     return proc.stdout.strip()
 
 
-def write_prelude_header(prelude: Path, dest: Path) -> None:
+def write_prelude_header(prelude: Path, dest: Path, symbol: str = "hugind_prelude") -> None:
     data = prelude.read_bytes()
     rows = [", ".join(str(b) for b in data[i : i + 24]) for i in range(0, len(data), 24)]
     body = ",\n    ".join(rows)
     dest.write_text(
-        "/* generated from prelude.js by build_engine.py; do not edit */\n"
-        f"static const unsigned char hugind_prelude_src[] = {{\n    {body}\n}};\n"
-        f"static const unsigned long hugind_prelude_len = {len(data)};\n"
+        f"/* generated from {prelude.name} by build_engine.py; do not edit */\n"
+        f"static const unsigned char {symbol}_src[] = {{\n    {body}\n}};\n"
+        f"static const unsigned long {symbol}_len = {len(data)};\n"
     )
 
 
-def _compile(zig: list[str], src: Path, obj: Path, include: list[Path]) -> None:
-    cmd = [*zig, "cc", *CFLAGS, *[f"-I{i}" for i in include], "-c", str(src), "-o", str(obj)]
+def _compile(zig: list[str], src: Path, obj: Path, include: list[Path], defines: tuple[str, ...] = ()) -> None:
+    cmd = [*zig, "cc", *CFLAGS, *defines, *[f"-I{i}" for i in include], "-c", str(src), "-o", str(obj)]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
         raise BuildError(f"compiling {src.name} failed:\n{proc.stderr[-4000:]}")
@@ -199,48 +206,67 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False) -> Path:
         h = hashlib.sha256()
         for name in (*QUICKJS_SOURCES, *sorted(p.name for p in sources.glob("*.h"))):
             h.update(name.encode() + b"\0" + (sources / name).read_bytes())
-        for own in ("shim.c", "prelude.js"):
+        for own in ("shim.c", "prelude.js", "standalone.js"):
             h.update(own.encode() + b"\0" + (HERE / own).read_bytes())
         h.update(json.dumps([CFLAGS, LDFLAGS, _zig_version()]).encode())
         key = h.hexdigest()
         target = out_dir / ENGINE_NAME
-        info_path = out_dir / "BUILD_INFO.json"
         cached = _cache_dir() / f"{key}.wasm"
-        if cached.is_file():
-            _install(cached, target, info_path, key, verbose, "cached")
+        cached_standalone = _cache_dir() / f"{key}-standalone.wasm"
+        if cached.is_file() and cached_standalone.is_file():
+            _install(cached, cached_standalone, out_dir, key, verbose, "cached")
             return target
 
         write_prelude_header(HERE / "prelude.js", tmp / "prelude.h")
-        units = [sources / n for n in QUICKJS_SOURCES] + [HERE / "shim.c"]
-        objs = [tmp / f"{u.stem}.o" for u in units]
+        write_prelude_header(HERE / "standalone.js", tmp / "standalone.h", "hugind_standalone")
+        # QuickJS is compiled once for both variants; only the shim differs.
+        jobs = [(sources / n, tmp / f"{Path(n).stem}.o", ()) for n in QUICKJS_SOURCES]
+        jobs.append((HERE / "shim.c", tmp / "shim.o", ()))
+        jobs.append((HERE / "shim.c", tmp / "shim-standalone.o", ("-DHUGIND_STANDALONE",)))
         include = [sources, tmp]
         if verbose:
-            print(f"hugind: compiling the JS engine ({len(units)} units) with zig ...", file=sys.stderr)
+            print(f"hugind: compiling the JS engine ({len(jobs)} units) with zig ...", file=sys.stderr)
         with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-            list(pool.map(lambda pair: _compile(zig, pair[0], pair[1], include), zip(units, objs, strict=True)))
-        linked = tmp / ENGINE_NAME
-        cmd = [*zig, "cc", *CFLAGS, *LDFLAGS, *map(str, objs), "-o", str(linked)]
-        proc = subprocess.run(cmd, capture_output=True, text=True)
-        if proc.returncode != 0:
-            raise BuildError(f"linking the engine failed:\n{proc.stderr[-4000:]}")
-        try:
-            cached.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(linked, cached.with_suffix(".tmp"))
-            os.replace(cached.with_suffix(".tmp"), cached)
-        except OSError:
-            pass
-        _install(linked, target, info_path, key, verbose, "built")
+            list(pool.map(lambda job: _compile(zig, job[0], job[1], include, job[2]), jobs))
+        quickjs = [str(obj) for _, obj, _ in jobs[: len(QUICKJS_SOURCES)]]
+        linked = _link(zig, [*quickjs, str(tmp / "shim.o")], tmp / ENGINE_NAME)
+        linked_standalone = _link(zig, [*quickjs, str(tmp / "shim-standalone.o")], tmp / STANDALONE_NAME)
+        for src, dst in ((linked, cached), (linked_standalone, cached_standalone)):
+            try:
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(src, dst.with_suffix(".tmp"))
+                os.replace(dst.with_suffix(".tmp"), dst)
+            except OSError:
+                pass
+        _install(linked, linked_standalone, out_dir, key, verbose, "built")
         return target
 
 
-def _install(src: Path, target: Path, info_path: Path, key: str, verbose: bool, how: str) -> None:
-    tmp = target.with_suffix(".tmp")
-    shutil.copyfile(src, tmp)
-    os.replace(tmp, target)
-    info = {"input_hash": key, "quickjs_ng": QUICKJS_NG_VERSION, "sha256": _sha256(target.read_bytes())}
-    info_path.write_text(json.dumps(info, indent=2) + "\n")
+def _link(zig: list[str], objs: list[str], out: Path) -> Path:
+    cmd = [*zig, "cc", *CFLAGS, *LDFLAGS, *objs, "-o", str(out)]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BuildError(f"linking {out.name} failed:\n{proc.stderr[-4000:]}")
+    return out
+
+
+def _install(engine: Path, standalone: Path, out_dir: Path, key: str, verbose: bool, how: str) -> None:
+    for src, name in ((standalone, STANDALONE_NAME), (engine, ENGINE_NAME)):
+        target = out_dir / name
+        tmp = target.with_suffix(".tmp")
+        shutil.copyfile(src, tmp)
+        os.replace(tmp, target)
+    info = {
+        "input_hash": key,
+        "quickjs_ng": QUICKJS_NG_VERSION,
+        "sha256": _sha256((out_dir / ENGINE_NAME).read_bytes()),
+        "standalone_sha256": _sha256((out_dir / STANDALONE_NAME).read_bytes()),
+    }
+    (out_dir / "BUILD_INFO.json").write_text(json.dumps(info, indent=2) + "\n")
     if verbose:
-        print(f"hugind: JS engine {how}: {target} ({target.stat().st_size} bytes)", file=sys.stderr)
+        for name in (ENGINE_NAME, STANDALONE_NAME):
+            target = out_dir / name
+            print(f"hugind: JS engine {how}: {target} ({target.stat().st_size} bytes)", file=sys.stderr)
 
 
 def main() -> int:

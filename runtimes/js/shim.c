@@ -21,6 +21,7 @@
 
 /* ---- imports of module "hugind" (see ABI.md) ---------------------------- */
 
+#ifndef HUGIND_STANDALONE
 __attribute__((import_module("hugind"), import_name("call")))
 int32_t hugind_host_call(const uint8_t *req, int32_t req_len);
 
@@ -29,6 +30,13 @@ int32_t hugind_host_take(uint8_t *dst, int32_t cap);
 
 __attribute__((import_module("hugind"), import_name("submit")))
 int32_t hugind_host_submit(const uint8_t *req, int32_t req_len);
+#else
+/* A standalone build has no hugind host: the same three calls are answered
+   inside the engine (the HUGIND_STANDALONE section at the end of this file). */
+static int32_t hugind_host_call(const uint8_t *req, int32_t req_len);
+static int32_t hugind_host_take(uint8_t *dst, int32_t cap);
+static int32_t hugind_host_submit(const uint8_t *req, int32_t req_len);
+#endif
 
 /* ---- engine state ------------------------------------------------------- */
 
@@ -554,3 +562,264 @@ int32_t hugind_complete(int32_t op_id, uint8_t *resp, int32_t len) {
     }
     return dispatch("complete", resp, len, op_id);
 }
+
+#ifdef HUGIND_STANDALONE
+/* ---- standalone build: a WASI command with no hugind host ---------------
+ *
+ * `hugind build --standalone` turns this variant into one self-contained
+ * WASI command. The agent's bundle (its modules' bytecode, entry, declared
+ * env; JSON) is either prepared into a snapshot of the engine's memory
+ * (hugind_standalone_prepare) or, without one, placed by a data segment in
+ * pages past the linked memory, its address written into standalone_payload.
+ * That region is safe: the allocator gets memory only from memory.grow.
+ *
+ * The hugind host calls are answered by standalone.js (compiled in below),
+ * so the prelude and the module loader above run exactly as under hugind.
+ */
+#include <time.h>
+#include <wasi/api.h>
+
+#include "standalone.h" /* generated: hugind_standalone_src[], hugind_standalone_len */
+
+#define STANDALONE_JS_STACK_LIMIT 786432 /* the limit hugind run gives the engine */
+#define STANDALONE_EXIT_BROKEN 70        /* the bundle or the engine itself is broken */
+
+extern void __wasm_call_ctors(void);
+
+static struct {
+    uint32_t ptr;
+    uint32_t len;
+} standalone_payload;
+static int standalone_ctors_done; /* a reactor's _initialize ran (or _start ran the constructors) */
+static JSValue standalone_host;   /* what standalone.js returns; its methods answer the host calls */
+static int standalone_ready;
+static char *standalone_mailbox; /* hugind.call's reply, until hugind.take */
+static int32_t standalone_mailbox_len;
+
+/* Call standalone_host[name](arg?) */
+static JSValue standalone_invoke(const char *name, int argc, JSValueConst *argv) {
+    JSValue fn = JS_GetPropertyStr(ctx, standalone_host, name);
+    JSValue r = JS_Call(ctx, fn, standalone_host, argc, argv);
+    JS_FreeValue(ctx, fn);
+    return r;
+}
+
+static int32_t hugind_host_call(const uint8_t *req, int32_t req_len) {
+    JSValue text = JS_NewStringLen(ctx, (const char *)req, (size_t)req_len);
+    JSValue reply = standalone_invoke("call", 1, (JSValueConst *)&text);
+    JS_FreeValue(ctx, text);
+    size_t len;
+    const char *s = JS_IsException(reply) ? NULL : JS_ToCStringLen(ctx, &len, reply);
+    JS_FreeValue(ctx, reply);
+    if (!s)
+        return -1;
+    free(standalone_mailbox);
+    standalone_mailbox = malloc(len ? len : 1);
+    if (standalone_mailbox)
+        memcpy(standalone_mailbox, s, len);
+    standalone_mailbox_len = standalone_mailbox ? (int32_t)len : 0;
+    JS_FreeCString(ctx, s);
+    return standalone_mailbox ? (int32_t)len : -1;
+}
+
+static int32_t hugind_host_take(uint8_t *dst, int32_t cap) {
+    if (!standalone_mailbox)
+        return -3;
+    if (cap < standalone_mailbox_len)
+        return -4;
+    int32_t n = standalone_mailbox_len;
+    memcpy(dst, standalone_mailbox, (size_t)n);
+    free(standalone_mailbox);
+    standalone_mailbox = NULL;
+    return n;
+}
+
+static int32_t hugind_host_submit(const uint8_t *req, int32_t req_len) {
+    JSValue text = JS_NewStringLen(ctx, (const char *)req, (size_t)req_len);
+    JSValue id = standalone_invoke("submit", 1, (JSValueConst *)&text);
+    JS_FreeValue(ctx, text);
+    int32_t op_id = -1;
+    if (JS_IsException(id) || JS_ToInt32(ctx, &op_id, id))
+        op_id = -1;
+    JS_FreeValue(ctx, id);
+    return op_id;
+}
+
+/* sys.getenv(name) -> string | undefined (WASI environ: what the runtime passes) */
+static JSValue js_standalone_getenv(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    const char *name = JS_ToCString(c, argv[0]);
+    if (!name)
+        return JS_EXCEPTION;
+    const char *value = getenv(name);
+    JS_FreeCString(c, name);
+    return value ? JS_NewString(c, value) : JS_UNDEFINED;
+}
+
+/* sys.argv() -> the WASI program arguments */
+static JSValue js_standalone_argv(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    __wasi_size_t count, size;
+    if (__wasi_args_sizes_get(&count, &size))
+        return JS_NewArray(c);
+    uint8_t **ptrs = malloc((count + 1) * sizeof(uint8_t *));
+    uint8_t *buf = malloc(size ? size : 1);
+    JSValue arr = JS_NewArray(c);
+    if (ptrs && buf && !__wasi_args_get(ptrs, buf)) {
+        for (__wasi_size_t i = 0; i < count; i++)
+            JS_SetPropertyUint32(c, arr, i, JS_NewString(c, (const char *)ptrs[i]));
+    }
+    free(ptrs);
+    free(buf);
+    return arr;
+}
+
+/* sys.entropy(n) -> Uint8Array of n random bytes (a snapshot must not fix them) */
+static JSValue js_standalone_entropy(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    int32_t n;
+    if (JS_ToInt32(c, &n, argv[0]) || n < 0 || n > 256)
+        return JS_ThrowRangeError(c, "entropy: 0 to 256 bytes");
+    uint8_t buf[256];
+    if (n && __wasi_random_get(buf, (__wasi_size_t)n))
+        return JS_ThrowInternalError(c, "random_get failed");
+    return JS_NewUint8ArrayCopy(c, buf, (size_t)n);
+}
+
+static const JSCFunctionListEntry standalone_sys_funcs[] = {
+    JS_CFUNC_DEF("write", 2, js_native_write),
+    JS_CFUNC_DEF("getenv", 1, js_standalone_getenv),
+    JS_CFUNC_DEF("argv", 0, js_standalone_argv),
+    JS_CFUNC_DEF("entropy", 1, js_standalone_entropy),
+};
+
+static void standalone_report(const char *what) {
+    JSValue e = JS_GetException(ctx);
+    const char *m = JS_ToCString(ctx, e);
+    engine_fatal(m ? m : what);
+    if (m)
+        JS_FreeCString(ctx, m);
+    JS_FreeValue(ctx, e);
+}
+
+/* Start the engine and the stand-in host over the bundle. */
+static int standalone_prepare(const char *bundle, size_t len) {
+    if (standalone_ready)
+        return 0;
+    if (engine_init())
+        return -1;
+    JS_SetMaxStackSize(rt, STANDALONE_JS_STACK_LIMIT);
+    JSValue factory = JS_Eval(ctx, (const char *)hugind_standalone_src, hugind_standalone_len, "hugind:standalone",
+                              JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_STRICT);
+    if (JS_IsException(factory)) {
+        standalone_report("standalone.js failed to evaluate");
+        return -1;
+    }
+    JSValue args[2];
+    args[0] = JS_NewObject(ctx);
+    JS_SetPropertyFunctionList(ctx, args[0], standalone_sys_funcs,
+                               sizeof(standalone_sys_funcs) / sizeof(standalone_sys_funcs[0]));
+    args[1] = JS_NewStringLen(ctx, bundle, len);
+    standalone_host = JS_Call(ctx, factory, JS_UNDEFINED, 2, args);
+    JS_FreeValue(ctx, factory);
+    JS_FreeValue(ctx, args[0]);
+    JS_FreeValue(ctx, args[1]);
+    if (JS_IsException(standalone_host)) {
+        standalone_report("the standalone bundle is not valid");
+        return -1;
+    }
+    standalone_ready = 1;
+    return 0;
+}
+
+/* Bytes of a JS string, malloc'd for dispatch (which frees them). */
+static uint8_t *standalone_bytes(JSValue v, int32_t *len) {
+    size_t n;
+    const char *s = JS_ToCStringLen(ctx, &n, v);
+    if (!s)
+        return NULL;
+    uint8_t *buf = malloc(n ? n : 1);
+    if (buf)
+        memcpy(buf, s, n);
+    JS_FreeCString(ctx, s);
+    *len = (int32_t)n;
+    return buf;
+}
+
+/* Address of the payload slot the build writes with a data segment. */
+__attribute__((export_name("hugind_standalone_slot")))
+uint32_t hugind_standalone_slot(void) { return (uint32_t)(uintptr_t)&standalone_payload; }
+
+/* Snapshot builds: after _initialize, load the bundle (owned by the engine
+   from now on) so that _start only runs the agent. */
+__attribute__((export_name("hugind_standalone_prepare")))
+int32_t hugind_standalone_prepare(uint8_t *bundle, int32_t len) {
+    standalone_ctors_done = 1;
+    int rc = standalone_prepare((const char *)bundle, (size_t)len);
+    free(bundle);
+    return rc;
+}
+
+/* The Javy convention: run the embedded agent; stdin in, stdout out. */
+__attribute__((export_name("_start")))
+void hugind_standalone_start(void) {
+    if (!standalone_ctors_done) {
+        __wasm_call_ctors();
+        standalone_ctors_done = 1;
+    }
+    if (!standalone_ready) {
+        if (!standalone_payload.len) {
+            engine_fatal("this engine has no agent built in (make one with `hugind build --standalone`)");
+            _Exit(STANDALONE_EXIT_BROKEN);
+        }
+        if (standalone_prepare((const char *)(uintptr_t)standalone_payload.ptr, standalone_payload.len))
+            _Exit(STANDALONE_EXIT_BROKEN);
+    }
+    JSValue start = standalone_invoke("start", 0, NULL);
+    if (JS_IsException(start)) {
+        standalone_report("the start message could not be made");
+        _Exit(STANDALONE_EXIT_BROKEN);
+    }
+    if (JS_IsNull(start))
+        _Exit(2); /* a required environment variable is missing, as hugind run exits */
+    int32_t len;
+    uint8_t *msg = standalone_bytes(start, &len);
+    JS_FreeValue(ctx, start);
+    if (!msg || dispatch("main", msg, len, 0))
+        _Exit(STANDALONE_EXIT_BROKEN);
+    /* The event loop: deliver each async reply; sleep until the next timer. */
+    for (;;) {
+        JSValue step = standalone_invoke("next", 0, NULL);
+        if (JS_IsException(step)) {
+            standalone_report("the event loop failed");
+            _Exit(STANDALONE_EXIT_BROKEN);
+        }
+        if (JS_IsNull(step))
+            break;
+        int32_t id = 0;
+        JSValue first = JS_GetPropertyUint32(ctx, step, 0);
+        JSValue second = JS_GetPropertyUint32(ctx, step, 1);
+        JS_ToInt32(ctx, &id, first);
+        JS_FreeValue(ctx, first);
+        JS_FreeValue(ctx, step);
+        if (id == 0) {
+            double ms = 0;
+            JS_ToFloat64(ctx, &ms, second);
+            JS_FreeValue(ctx, second);
+            struct timespec ts = {(time_t)(ms / 1000), (long)((ms - (double)(long long)(ms / 1000) * 1000) * 1e6)};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        uint8_t *reply = standalone_bytes(second, &len);
+        JS_FreeValue(ctx, second);
+        if (!reply || dispatch("complete", reply, len, id))
+            _Exit(STANDALONE_EXIT_BROKEN);
+    }
+    JSValue code = standalone_invoke("finish", 0, NULL);
+    int32_t status = STANDALONE_EXIT_BROKEN;
+    if (JS_IsException(code))
+        standalone_report("the result could not be printed");
+    else
+        JS_ToInt32(ctx, &status, code);
+    JS_FreeValue(ctx, code);
+    if (status)
+        _Exit(status);
+}
+#endif /* HUGIND_STANDALONE */
