@@ -11,7 +11,7 @@ import typer
 from typer.core import TyperCommand
 
 from hugind import __version__
-from hugind.errors import ExitCode, HugindError
+from hugind.errors import ExitCode, HugindError, UsageError
 
 if TYPE_CHECKING:
     from hugind.mcp import McpHub
@@ -190,16 +190,26 @@ def _describe_mcp(hub: McpHub) -> list[str]:
 def build(
     agent: Annotated[Path, typer.Argument(help="JS agent folder or .js file.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the artifact.")] = Path("agent.wasm"),
+    standalone: Annotated[
+        bool, typer.Option("--standalone", help="One self-contained WASI command (engine included), hugind not needed.")
+    ] = False,
 ) -> None:
     """Compile a JS agent and its imports to a bytecode .wasm artifact (runs in wasmtime)."""
     from hugind.build import build_artifact, describe, write_atomically
     from hugind.manifest import load_agent
 
     try:
+        if standalone:
+            from hugind.standalone import build_and_write
+
+            typer.echo(build_and_write(load_agent(agent), output))
+            return
         data = build_artifact(load_agent(agent))
+        write_atomically(output, data)
     except HugindError as err:
         raise _fail(err) from None
-    write_atomically(output, data)
+    except OSError as exc:
+        raise _fail(UsageError(f"cannot write {output}: {exc.strerror or exc}")) from None
     info = describe(data)
     typer.echo(f"wrote {output} ({info['bytes']} bytes; modules: {', '.join(sorted(info['modules']))})", err=True)
     typer.echo(info["digest"])  # alone on stdout, so a script can capture the pin

@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import json
 import struct
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -33,12 +34,22 @@ from pathlib import Path
 import wasmtime
 
 from hugind import __version__
-from hugind.build import compile_graph
+from hugind.build import compile_graph, write_atomically
+from hugind.digest import wasm_digest
 from hugind.errors import EngineError, UsageError
 from hugind.manifest import Agent
 from hugind.sandbox.engine import EngineConfig, get_engine, load_module
 from hugind.sandbox.js_engine import engine_path, engine_sha256
-from hugind.wasm_sections import PAGE, add_custom, append_data, grow_memory, keep_exports, read_sections, write_module
+from hugind.wasm_sections import (
+    PAGE,
+    add_custom,
+    append_data,
+    custom_payload,
+    grow_memory,
+    keep_exports,
+    read_sections,
+    write_module,
+)
 
 STANDALONE_ENGINE = "hugind-js-standalone.wasm"
 META_SECTION = "hugind.standalone"
@@ -149,3 +160,16 @@ def build_standalone(agent: Agent) -> bytes:
         "engine_sha256": engine_sha256(),
     }
     return embed(engine, bundle.to_json(), meta)
+
+
+def build_and_write(agent: Agent, output: Path) -> str:
+    """``hugind build --standalone``: write the module, report it on stderr, return its digest.
+
+    The digest is the one ``hugind check OUT.wasm`` prints and ``--expect`` pins.
+    """
+    data = build_standalone(agent)
+    write_atomically(output, data)
+    meta = json.loads(custom_payload(data, META_SECTION) or b"{}")
+    names = ", ".join(meta.get("modules", []))
+    sys.stderr.write(f"wrote {output} ({len(data)} bytes; standalone WASI command; modules: {names})\n")
+    return wasm_digest(None, data)
