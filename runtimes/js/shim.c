@@ -583,6 +583,7 @@ int32_t hugind_complete(int32_t op_id, uint8_t *resp, int32_t len) {
 
 #define STANDALONE_JS_STACK_LIMIT 786432 /* the limit hugind run gives the engine */
 #define STANDALONE_EXIT_BROKEN 70        /* the bundle or the engine itself is broken */
+#define STANDALONE_SLEEP_SLICE_MS 20     /* the longest single sleep of the event loop */
 
 extern void __wasm_call_ctors(void);
 
@@ -803,7 +804,12 @@ void hugind_standalone_start(void) {
             double ms = 0;
             JS_ToFloat64(ctx, &ms, second);
             JS_FreeValue(ctx, second);
-            struct timespec ts = {(time_t)(ms / 1000), (long)((ms - (double)(long long)(ms / 1000) * 1000) * 1e6)};
+            /* In slices: a host bounds a guest's time only while guest code
+               runs (hugind's deadline is epoch interruption), never inside a
+               blocking WASI call, so a long timer must not be one. */
+            if (ms > STANDALONE_SLEEP_SLICE_MS)
+                ms = STANDALONE_SLEEP_SLICE_MS;
+            struct timespec ts = {0, (long)(ms * 1e6)};
             nanosleep(&ts, NULL);
             continue;
         }

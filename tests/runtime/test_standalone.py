@@ -222,3 +222,14 @@ def test_bad_input_is_one_line(tmp_path, case, expected):
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("hugind: error: ") and expected in lines[0], result.stderr
     assert not out.exists()
+
+
+def test_hugind_run_keeps_its_deadline_over_a_long_timer(tmp_path):
+    # The standalone event loop sleeps in slices, so the guest runs code often
+    # enough for hugind's epoch deadline to stop it; one long WASI sleep would not.
+    sleepy = tmp_path / "sleepy.js"
+    sleepy.write_text("export default async () => { await new Promise((r) => setTimeout(r, 600000)); };")
+    wasm = _build(sleepy, tmp_path / "sleepy.wasm")
+    result = run_cli("run", str(wasm), "--timeout", "1", timeout=60)
+    assert result.code == 4, result.stderr
+    assert "deadline exceeded" in result.stderr
