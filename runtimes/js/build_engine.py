@@ -237,7 +237,16 @@ def _install(src: Path, target: Path, info_path: Path, key: str, verbose: bool, 
     tmp = target.with_suffix(".tmp")
     shutil.copyfile(src, tmp)
     os.replace(tmp, target)
-    info = {"input_hash": key, "quickjs_ng": QUICKJS_NG_VERSION, "sha256": _sha256(target.read_bytes())}
+    st = target.stat()
+    # size and mtime_ns let hugind trust "sha256" without re-hashing the engine at every
+    # start, as long as the file is still the one described here (hugind/sandbox/js_engine.py).
+    info = {
+        "input_hash": key,
+        "quickjs_ng": QUICKJS_NG_VERSION,
+        "sha256": _sha256(target.read_bytes()),
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
+    }
     info_path.write_text(json.dumps(info, indent=2) + "\n")
     if verbose:
         print(f"hugind: JS engine {how}: {target} ({target.stat().st_size} bytes)", file=sys.stderr)

@@ -462,6 +462,49 @@ static const JSCFunctionListEntry native_funcs[] = {
     JS_CFUNC_DEF("compile", 3, js_native_compile),
 };
 
+/* ---- per-instance state that must not come from a snapshot --------------- */
+
+/* Math.random. QuickJS-NG seeds its generator from the clock in JS_NewContext,
+   which a snapshot (runtimes/wasm/ABI.md, "Snapshot start") would freeze: every
+   instance made from one image would draw the same sequence. This replacement
+   (the same xorshift64* generator) seeds itself on first use, from the host's
+   entropy (WASI random_get), so each instance gets its own sequence whether or
+   not it started from a snapshot. */
+static uint64_t random_state; /* 0 until the first Math.random() of this instance */
+
+static JSValue js_math_random(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    while (random_state == 0) {
+        if (getentropy(&random_state, sizeof(random_state)) != 0)
+            return JS_ThrowInternalError(c, "Math.random: no entropy from the host");
+    }
+    uint64_t x = random_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    random_state = x;
+    /* 52 random bits as the mantissa of a double in [1, 2), minus 1 */
+    union {
+        double d;
+        uint64_t u;
+    } v;
+    v.u = ((x * 0x2545F4914F6CDD1DULL) >> 12) | 0x3FF0000000000000ULL;
+    return JS_NewFloat64(c, v.d - 1.0);
+}
+
+static int install_math_random(void) {
+    JSValue global = JS_GetGlobalObject(ctx);
+    JSValue math = JS_GetPropertyStr(ctx, global, "Math");
+    JS_FreeValue(ctx, global);
+    if (!JS_IsObject(math)) {
+        JS_FreeValue(ctx, math);
+        return -1;
+    }
+    JSValue fn = JS_NewCFunction(ctx, js_math_random, "random", 0);
+    int rc = JS_DefinePropertyValueStr(ctx, math, "random", fn, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
+    JS_FreeValue(ctx, math);
+    return rc < 0 ? -1 : 0;
+}
+
 /* Create the runtime and evaluate the prelude. The prelude is a script that
    evaluates to the dispatcher function; `native` is passed in and never
    stored on globalThis. */
@@ -475,6 +518,8 @@ static int engine_init(void) {
     if (!ctx)
         return -1;
     JS_SetModuleLoaderFunc(rt, module_normalize, module_load, NULL);
+    if (install_math_random())
+        return -1;
     JSValue native = JS_NewObject(ctx);
     JS_SetPropertyFunctionList(ctx, native, native_funcs, sizeof(native_funcs) / sizeof(native_funcs[0]));
     JSValue factory = JS_Eval(ctx, (const char *)hugind_prelude_src, hugind_prelude_len, "hugind:prelude",
@@ -511,10 +556,17 @@ __attribute__((export_name("hugind_free")))
 void hugind_free(uint8_t *ptr) { free(ptr); }
 
 /* Limits the host wants the engine to enforce itself (in bytes); turning a
-   memory bomb into a catchable JS "out of memory" error beats a trap. */
+   memory bomb into a catchable JS "out of memory" error beats a trap.
+   Called once per instance, after instantiation: with a snapshot this is the
+   first export to run, so whatever must be this instance's own is set here.
+   The host also calls it with (0, 0) to build the snapshot: that only
+   initializes the engine. */
 __attribute__((export_name("hugind_js_configure")))
 int32_t hugind_js_configure(int32_t memory_limit, int32_t stack_limit) {
     if (engine_init())
+        return -1;
+    /* performance.timeOrigin/now() count from this instance's start, not the snapshot's. */
+    if (JS_AddPerformance(ctx))
         return -1;
     if (memory_limit > 0)
         JS_SetMemoryLimit(rt, (size_t)memory_limit);
