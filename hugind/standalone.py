@@ -8,13 +8,13 @@ out, like a Javy module. ``_start`` runs the agent; a script agent's result is
 printed as ``hugind run`` prints it.
 
 The agent travels as a bundle (JSON: entry, hugind version, declared env,
-each module's bytecode) that the engine reads at ``_start``. Here it is placed
-by a data segment in pages added past the engine's linked memory (the
-engine's allocator only takes memory from ``memory.grow``, so nothing else
-ever lives there), and its address and length are written into the slot the
-engine exports. Only ``_start`` and ``memory`` stay exported: the file is a
-WASI command, never a hugind ABI guest, so ``hugind run`` runs it as one, under
-the full policy of a bare ``.wasm`` agent (every capability denied).
+each module's bytecode). The build hands it to the engine's
+``hugind_standalone_prepare`` and snapshots the instance
+(``hugind.wasm.snapshot``), so the file holds the engine already started, the
+prelude evaluated and the agent's modules read and linked: ``_start`` only
+evaluates them. Only ``_start`` and ``memory`` stay exported: the file is a
+WASI command, never a hugind ABI guest, so ``hugind run`` runs it as one,
+under the full policy of a bare ``.wasm`` agent (every capability denied).
 
 Without the hugind host there is no policy to ask, so every capability
 (fs, shell, net, llm, mcp) throws ``Unsupported: <op> needs the hugind host``;
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import base64
 import json
-import struct
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
@@ -38,18 +37,10 @@ from hugind.build import compile_graph, write_atomically
 from hugind.digest import wasm_digest
 from hugind.errors import EngineError, UsageError
 from hugind.manifest import Agent
-from hugind.sandbox.engine import EngineConfig, get_engine, load_module
 from hugind.sandbox.js_engine import engine_path, engine_sha256
-from hugind.wasm_sections import (
-    PAGE,
-    add_custom,
-    append_data,
-    custom_payload,
-    grow_memory,
-    keep_exports,
-    read_sections,
-    write_module,
-)
+from hugind.wasm import binary as wb
+from hugind.wasm.leb128 import WasmFormatError, unsigned
+from hugind.wasm.snapshot import Prepare, SnapshotError, snapshot
 
 STANDALONE_ENGINE = "hugind-js-standalone.wasm"
 META_SECTION = "hugind.standalone"
@@ -118,32 +109,48 @@ def standalone_engine() -> bytes:
     return _engine_of(standalone_engine_path())
 
 
-@lru_cache(maxsize=2)
-def _payload_slot(engine: bytes) -> int:
-    """The address where the engine looks for the bundle's (address, length)."""
-    config = EngineConfig()
-    module = load_module(engine, config)
-    store = wasmtime.Store(get_engine(config))
-    store.set_epoch_deadline(1 << 30)  # the engine has epoch interruption on; this call is tiny
-    store.set_wasi(wasmtime.WasiConfig())
-    linker = wasmtime.Linker(get_engine(config))
-    linker.define_wasi()
-    instance = linker.instantiate(store, module)
-    slot = instance.exports(store)["hugind_standalone_slot"]
-    assert isinstance(slot, wasmtime.Func)
-    return int(slot(store)) & 0xFFFFFFFF
+def _prepare(bundle: bytes) -> Prepare:
+    def prepare(store: wasmtime.Store, instance: wasmtime.Instance) -> None:
+        exports = instance.exports(store)
+        funcs = {name: exports.get(name) for name in ("_initialize", "hugind_alloc", "hugind_standalone_prepare")}
+        memory = exports.get("memory")
+        if not all(isinstance(f, wasmtime.Func) for f in funcs.values()) or not isinstance(memory, wasmtime.Memory):
+            raise EngineError("the standalone JS engine lacks the exports a standalone build needs; rebuild it")
+        funcs["_initialize"](store)
+        ptr = funcs["hugind_alloc"](store, len(bundle))
+        if not ptr:
+            raise EngineError("the standalone JS engine could not allocate the agent's bundle")
+        memory.write(store, bundle, ptr)
+        status = funcs["hugind_standalone_prepare"](store, ptr, len(bundle))
+        if status != 0:
+            raise EngineError(f"the standalone JS engine could not load the agent (status {status})")
+
+    return prepare
 
 
-def embed(engine: bytes, bundle: bytes, meta: dict[str, object]) -> bytes:
-    """The standalone engine with ``bundle`` built in, exporting only ``_start`` and ``memory``."""
-    slot = _payload_slot(engine)
-    sections = read_sections(engine)
-    pages = -(-len(bundle) // PAGE)
-    address = grow_memory(sections, pages) * PAGE
-    append_data(sections, [(address, bundle), (slot, struct.pack("<II", address, len(bundle)))])
-    keep_exports(sections, set(EXPORTS))
-    add_custom(sections, META_SECTION, json.dumps(meta, ensure_ascii=False).encode())
-    return write_module(sections)
+def bake(engine: bytes, bundle: bytes, meta: dict[str, object]) -> bytes:
+    """The standalone engine snapshotted with ``bundle`` loaded, exporting only ``_start`` and ``memory``."""
+    try:
+        module = wb.parse(snapshot(engine, _prepare(bundle)))
+    except (SnapshotError, WasmFormatError) as exc:
+        raise EngineError(f"cannot build the standalone module: {exc}") from None
+    module.put(wb.EXPORT, wb.encode_exports([e for e in wb.exports(module) if e.name in EXPORTS]))
+    name = META_SECTION.encode()
+    payload = unsigned(len(name)) + name + json.dumps(meta, ensure_ascii=False).encode()
+    module.sections.append(wb.Section(wb.CUSTOM, payload))
+    return module.to_bytes()
+
+
+def standalone_meta(data: bytes) -> dict[str, object] | None:
+    """The ``hugind.standalone`` section of a module, if it has one."""
+    for section in wb.parse(data).sections:
+        if section.id != wb.CUSTOM:
+            continue
+        reader = wb.Reader(section.payload)
+        if reader.name() == META_SECTION:
+            meta = json.loads(section.payload[reader.pos :])
+            return meta if isinstance(meta, dict) else None
+    return None
 
 
 def build_standalone(agent: Agent) -> bytes:
@@ -159,7 +166,7 @@ def build_standalone(agent: Agent) -> bytes:
         "hugind": __version__,
         "engine_sha256": engine_sha256(),
     }
-    return embed(engine, bundle.to_json(), meta)
+    return bake(engine, bundle.to_json(), meta)
 
 
 def build_and_write(agent: Agent, output: Path) -> str:
@@ -169,7 +176,8 @@ def build_and_write(agent: Agent, output: Path) -> str:
     """
     data = build_standalone(agent)
     write_atomically(output, data)
-    meta = json.loads(custom_payload(data, META_SECTION) or b"{}")
-    names = ", ".join(meta.get("modules", []))
+    meta = standalone_meta(data) or {}
+    modules = meta.get("modules")
+    names = ", ".join(modules) if isinstance(modules, list) else "?"
     sys.stderr.write(f"wrote {output} ({len(data)} bytes; standalone WASI command; modules: {names})\n")
     return wasm_digest(None, data)

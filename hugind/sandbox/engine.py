@@ -19,8 +19,10 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+import sys
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -128,14 +130,32 @@ def load_module(wasm: bytes, config: EngineConfig = EngineConfig(), *, disk_cach
     Order: this process's memory, then the on-disk cache, then Cranelift.
     """
     digest = hashlib.sha256(wasm).hexdigest()
-    mem_key = (config, digest)
+    return load_derived(digest, lambda: wasm, config, disk_cache=disk_cache)
+
+
+def load_derived(
+    key: str,
+    produce: Callable[[], bytes],
+    config: EngineConfig = EngineConfig(),
+    *,
+    disk_cache: bool = True,
+    what: str = "",
+) -> wasmtime.Module:
+    """The module ``produce()`` would return, compiled, cached under ``key``.
+
+    ``key`` must change whenever the bytes ``produce`` returns would (a content
+    hash, or the hash of the inputs of a derived module such as a snapshot);
+    the wasmtime version and ``config`` are added here. ``what`` names the
+    module in the warning printed when its cache file is corrupt (silent if empty).
+    """
+    mem_key = (config, key)
     with _memory_lock:
         module = _memory_cache.get(mem_key)
     if module is not None:
         cache_stats.hits += 1
         return module
     engine = get_engine(config)
-    name = hashlib.sha256(f"{_WASMTIME_VERSION}|{config.key()}|{digest}".encode()).hexdigest()
+    name = hashlib.sha256(f"{_WASMTIME_VERSION}|{config.key()}|{key}".encode()).hexdigest()
     directory = _private_dir(cache_root() / "modules") if disk_cache else None
     path = directory / f"{name}.cwasm" if directory else None
     module = None
@@ -145,9 +165,11 @@ def load_module(wasm: bytes, config: EngineConfig = EngineConfig(), *, disk_cach
             cache_stats.hits += 1
         except wasmtime.WasmtimeError:
             module = None  # stale or corrupt: recompile and overwrite below
+            if what:
+                sys.stderr.write(f"hugind: warning: the cached {what} ({path}) is corrupt; rebuilding it\n")
     if module is None:
         cache_stats.misses += 1
-        module = wasmtime.Module(engine, wasm)
+        module = wasmtime.Module(engine, produce())
         if path is not None:
             _write_atomically(path, module.serialize())
     with _memory_lock:

@@ -256,10 +256,15 @@ def _install(engine: Path, standalone: Path, out_dir: Path, key: str, verbose: b
         tmp = target.with_suffix(".tmp")
         shutil.copyfile(src, tmp)
         os.replace(tmp, target)
+    st = (out_dir / ENGINE_NAME).stat()
+    # size and mtime_ns let hugind trust "sha256" without re-hashing the engine at every
+    # start, as long as the file is still the one described here (hugind/sandbox/js_engine.py).
     info = {
         "input_hash": key,
         "quickjs_ng": QUICKJS_NG_VERSION,
         "sha256": _sha256((out_dir / ENGINE_NAME).read_bytes()),
+        "size": st.st_size,
+        "mtime_ns": st.st_mtime_ns,
         "standalone_sha256": _sha256((out_dir / STANDALONE_NAME).read_bytes()),
     }
     (out_dir / "BUILD_INFO.json").write_text(json.dumps(info, indent=2) + "\n")

@@ -470,6 +470,49 @@ static const JSCFunctionListEntry native_funcs[] = {
     JS_CFUNC_DEF("compile", 3, js_native_compile),
 };
 
+/* ---- per-instance state that must not come from a snapshot --------------- */
+
+/* Math.random. QuickJS-NG seeds its generator from the clock in JS_NewContext,
+   which a snapshot (runtimes/wasm/ABI.md, "Snapshot start") would freeze: every
+   instance made from one image would draw the same sequence. This replacement
+   (the same xorshift64* generator) seeds itself on first use, from the host's
+   entropy (WASI random_get), so each instance gets its own sequence whether or
+   not it started from a snapshot. */
+static uint64_t random_state; /* 0 until the first Math.random() of this instance */
+
+static JSValue js_math_random(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    while (random_state == 0) {
+        if (getentropy(&random_state, sizeof(random_state)) != 0)
+            return JS_ThrowInternalError(c, "Math.random: no entropy from the host");
+    }
+    uint64_t x = random_state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    random_state = x;
+    /* 52 random bits as the mantissa of a double in [1, 2), minus 1 */
+    union {
+        double d;
+        uint64_t u;
+    } v;
+    v.u = ((x * 0x2545F4914F6CDD1DULL) >> 12) | 0x3FF0000000000000ULL;
+    return JS_NewFloat64(c, v.d - 1.0);
+}
+
+static int install_math_random(void) {
+    JSValue global = JS_GetGlobalObject(ctx);
+    JSValue math = JS_GetPropertyStr(ctx, global, "Math");
+    JS_FreeValue(ctx, global);
+    if (!JS_IsObject(math)) {
+        JS_FreeValue(ctx, math);
+        return -1;
+    }
+    JSValue fn = JS_NewCFunction(ctx, js_math_random, "random", 0);
+    int rc = JS_DefinePropertyValueStr(ctx, math, "random", fn, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
+    JS_FreeValue(ctx, math);
+    return rc < 0 ? -1 : 0;
+}
+
 /* Create the runtime and evaluate the prelude. The prelude is a script that
    evaluates to the dispatcher function; `native` is passed in and never
    stored on globalThis. */
@@ -483,6 +526,8 @@ static int engine_init(void) {
     if (!ctx)
         return -1;
     JS_SetModuleLoaderFunc(rt, module_normalize, module_load, NULL);
+    if (install_math_random())
+        return -1;
     JSValue native = JS_NewObject(ctx);
     JS_SetPropertyFunctionList(ctx, native, native_funcs, sizeof(native_funcs) / sizeof(native_funcs[0]));
     JSValue factory = JS_Eval(ctx, (const char *)hugind_prelude_src, hugind_prelude_len, "hugind:prelude",
@@ -519,10 +564,17 @@ __attribute__((export_name("hugind_free")))
 void hugind_free(uint8_t *ptr) { free(ptr); }
 
 /* Limits the host wants the engine to enforce itself (in bytes); turning a
-   memory bomb into a catchable JS "out of memory" error beats a trap. */
+   memory bomb into a catchable JS "out of memory" error beats a trap.
+   Called once per instance, after instantiation: with a snapshot this is the
+   first export to run, so whatever must be this instance's own is set here.
+   The host also calls it with (0, 0) to build the snapshot: that only
+   initializes the engine. */
 __attribute__((export_name("hugind_js_configure")))
 int32_t hugind_js_configure(int32_t memory_limit, int32_t stack_limit) {
     if (engine_init())
+        return -1;
+    /* performance.timeOrigin/now() count from this instance's start, not the snapshot's. */
+    if (JS_AddPerformance(ctx))
         return -1;
     if (memory_limit > 0)
         JS_SetMemoryLimit(rt, (size_t)memory_limit);
@@ -567,11 +619,11 @@ int32_t hugind_complete(int32_t op_id, uint8_t *resp, int32_t len) {
 /* ---- standalone build: a WASI command with no hugind host ---------------
  *
  * `hugind build --standalone` turns this variant into one self-contained
- * WASI command. The agent's bundle (its modules' bytecode, entry, declared
- * env; JSON) is either prepared into a snapshot of the engine's memory
- * (hugind_standalone_prepare) or, without one, placed by a data segment in
- * pages past the linked memory, its address written into standalone_payload.
- * That region is safe: the allocator gets memory only from memory.grow.
+ * WASI command: it calls hugind_standalone_prepare with the agent's bundle
+ * (entry, declared env, each module's bytecode; JSON) and snapshots the
+ * instance (hugind/wasm/snapshot.py). The image then holds the started
+ * engine, the prelude and the agent's modules already read (JS_ReadObject)
+ * and linked, so _start only evaluates them.
  *
  * The hugind host calls are answered by standalone.js (compiled in below),
  * so the prelude and the module loader above run exactly as under hugind.
@@ -585,14 +637,7 @@ int32_t hugind_complete(int32_t op_id, uint8_t *resp, int32_t len) {
 #define STANDALONE_EXIT_BROKEN 70        /* the bundle or the engine itself is broken */
 #define STANDALONE_SLEEP_SLICE_MS 20     /* the longest single sleep of the event loop */
 
-extern void __wasm_call_ctors(void);
-
-static struct {
-    uint32_t ptr;
-    uint32_t len;
-} standalone_payload;
-static int standalone_ctors_done; /* a reactor's _initialize ran (or _start ran the constructors) */
-static JSValue standalone_host;   /* what standalone.js returns; its methods answer the host calls */
+static JSValue standalone_host; /* what standalone.js returns; its methods answer the host calls */
 static int standalone_ready;
 static char *standalone_mailbox; /* hugind.call's reply, until hugind.take */
 static int32_t standalone_mailbox_len;
@@ -700,13 +745,27 @@ static void standalone_report(const char *what) {
     JS_FreeValue(ctx, e);
 }
 
-/* Start the engine and the stand-in host over the bundle. */
+/* Read the entry module and everything it imports, through the stand-in
+   host, and link them without evaluating anything. */
+static int standalone_preload(void) {
+    JSValue entry = standalone_invoke("entry", 0, NULL);
+    const char *name = JS_IsException(entry) ? NULL : JS_ToCString(ctx, entry);
+    JS_FreeValue(ctx, entry);
+    if (!name)
+        return -1;
+    JSModuleDef *m = module_load(ctx, name, NULL);
+    JS_FreeCString(ctx, name);
+    if (!m)
+        return -1;
+    return JS_ResolveModule(ctx, JS_MKPTR(JS_TAG_MODULE, m)) < 0 ? -1 : 0;
+}
+
+/* Start the engine and the stand-in host over the bundle, and load the agent. */
 static int standalone_prepare(const char *bundle, size_t len) {
     if (standalone_ready)
         return 0;
     if (engine_init())
         return -1;
-    JS_SetMaxStackSize(rt, STANDALONE_JS_STACK_LIMIT);
     JSValue factory = JS_Eval(ctx, (const char *)hugind_standalone_src, hugind_standalone_len, "hugind:standalone",
                               JS_EVAL_TYPE_GLOBAL | JS_EVAL_FLAG_STRICT);
     if (JS_IsException(factory)) {
@@ -724,6 +783,10 @@ static int standalone_prepare(const char *bundle, size_t len) {
     JS_FreeValue(ctx, args[1]);
     if (JS_IsException(standalone_host)) {
         standalone_report("the standalone bundle is not valid");
+        return -1;
+    }
+    if (standalone_preload()) {
+        standalone_report("the agent's modules could not be loaded");
         return -1;
     }
     standalone_ready = 1;
@@ -744,34 +807,28 @@ static uint8_t *standalone_bytes(JSValue v, int32_t *len) {
     return buf;
 }
 
-/* Address of the payload slot the build writes with a data segment. */
-__attribute__((export_name("hugind_standalone_slot")))
-uint32_t hugind_standalone_slot(void) { return (uint32_t)(uintptr_t)&standalone_payload; }
-
-/* Snapshot builds: after _initialize, load the bundle (owned by the engine
-   from now on) so that _start only runs the agent. */
+/* Called once, after _initialize, by `hugind build --standalone` before it
+   snapshots the instance; the bundle (hugind_alloc'd) is the engine's now. */
 __attribute__((export_name("hugind_standalone_prepare")))
 int32_t hugind_standalone_prepare(uint8_t *bundle, int32_t len) {
-    standalone_ctors_done = 1;
     int rc = standalone_prepare((const char *)bundle, (size_t)len);
     free(bundle);
     return rc;
 }
 
-/* The Javy convention: run the embedded agent; stdin in, stdout out. */
+/* The Javy convention: run the built-in agent; stdin in, stdout out. */
 __attribute__((export_name("_start")))
 void hugind_standalone_start(void) {
-    if (!standalone_ctors_done) {
-        __wasm_call_ctors();
-        standalone_ctors_done = 1;
-    }
     if (!standalone_ready) {
-        if (!standalone_payload.len) {
-            engine_fatal("this engine has no agent built in (make one with `hugind build --standalone`)");
-            _Exit(STANDALONE_EXIT_BROKEN);
-        }
-        if (standalone_prepare((const char *)(uintptr_t)standalone_payload.ptr, standalone_payload.len))
-            _Exit(STANDALONE_EXIT_BROKEN);
+        engine_fatal("this engine has no agent built in (make one with `hugind build --standalone`)");
+        _Exit(STANDALONE_EXIT_BROKEN);
+    }
+    /* What is this instance's own, not the snapshot's: where its stack starts,
+       and the origin of performance.now(). */
+    JS_SetMaxStackSize(rt, STANDALONE_JS_STACK_LIMIT);
+    if (JS_AddPerformance(ctx)) {
+        engine_fatal("performance could not be set up");
+        _Exit(STANDALONE_EXIT_BROKEN);
     }
     JSValue start = standalone_invoke("start", 0, NULL);
     if (JS_IsException(start)) {

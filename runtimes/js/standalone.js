@@ -9,7 +9,8 @@
 //
 // Evaluated as a script whose value is a factory: shim.c calls it with `sys`
 // (write, getenv, argv, entropy) and the bundle's JSON text, and drives the
-// object it returns from `_start`: start() -> the start message, next() ->
+// object it returns: entry() -> the module to preload (at build time, before
+// the snapshot); then from `_start`: start() -> the start message, next() ->
 // the next async reply (or how long to sleep for one), finish() -> the exit
 // status, after printing the result as `hugind run` prints it.
 (function (sys, bundleText) {
@@ -205,5 +206,7 @@
     return 0;
   }
 
-  return { call, submit, next, start, finish };
+  const entry = () => bundle.entry;
+
+  return { call, submit, next, start, finish, entry };
 });

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 import wasmtime
 
-from hugind.standalone import META_SECTION
-from hugind.wasm_sections import custom_payload
+from hugind.standalone import standalone_meta
 from tests.conftest import REPO, run_cli, write_agent
 from tests.support.bare_wasi import Ran, node, run_hugind, run_node, run_wasmtime
 
@@ -120,7 +119,7 @@ def test_the_module_is_a_plain_wasi_command(built):
     module = wasmtime.Module(wasmtime.Engine(), wasm.read_bytes())
     assert {imp.module for imp in module.imports} == {"wasi_snapshot_preview1"}
     assert sorted(exp.name for exp in module.exports) == ["_start", "memory"]
-    meta = json.loads(custom_payload(wasm.read_bytes(), META_SECTION) or b"null")
+    meta = standalone_meta(wasm.read_bytes()) or {}
     assert meta["entry"] == "main.js" and meta["modules"] == ["lib/greet.js", "main.js"]
 
 
@@ -184,13 +183,16 @@ def test_an_agent_error_is_exit_status_1_everywhere(built):
         assert b"TypeError: boom from the agent" in host(wasm).stderr, host.__name__
 
 
-def test_the_printed_digest_pins_the_standalone_file(built, tmp_path):
+def test_the_printed_digest_pins_the_standalone_file(tmp_path):
     out = tmp_path / "pinned.wasm"
-    built_again = run_cli("build", "--standalone", str(HELLO), "-o", str(out))
-    assert built_again.code == 0, built_again.stderr
-    assert out.read_bytes() == built["hello"][1].read_bytes()  # the build is reproducible
-    pinned = run_cli("run", str(out), "--expect", built_again.stdout.strip(), "--", "pin")
+    built = run_cli("build", "--standalone", str(HELLO), "-o", str(out))
+    assert built.code == 0, built.stderr
+    digest = built.stdout.strip()
+    pinned = run_cli("run", str(out), "--expect", digest, "--", "pin")
     assert pinned.code == 0 and '"Hello, pin!"' in pinned.stdout, pinned.stderr
+    other = digest[:-1] + ("0" if digest[-1] != "0" else "1")
+    refused = run_cli("run", str(out), "--expect", other, "--", "pin")
+    assert refused.code == 2 and refused.stdout == "", refused.stderr
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,1 @@
+"""WebAssembly binary tooling: a strict reader/writer and a Wizer-style snapshotter."""
