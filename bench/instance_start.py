@@ -18,6 +18,7 @@ Usage: python bench/instance_start.py [--repeat N] [--idle N]
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import subprocess
 import sys
@@ -67,12 +68,18 @@ def measure(on: bool, agent, repeat: int) -> dict[str, float]:
     sink: list[bytes] = []
     options = RunOptions(stdout=sink.append, stderr=sink.append, host_env={})
     run_agent(agent, options)  # warm every cache once
+    gc.collect()
+    full = median_ms(time_call(lambda: run_agent(agent, options), repeat))
+    gc.collect()
+    floor = median_ms(time_call(bare, repeat))
+    gc.collect()
     phases = _phases(agent, options, repeat)
+    gc.collect()
     return {
-        "bare": median_ms(time_call(bare, repeat)),
+        "bare": floor,
         "guest": phases["guest"],
         "session": phases["session"],
-        "run_agent": median_ms(time_call(lambda: run_agent(agent, options), repeat)),
+        "run_agent": full,
         **{f"phase {k}": v for k, v in phases.items() if k not in ("guest", "session")},
     }
 
@@ -119,10 +126,13 @@ sys.path.insert(0, {bench!r})
 from instance_start import _trivial_agent
 from hugind.run import RunOptions, make_policy, open_session, resolve_env
 
-def rss_kib():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
+def memory_kib():
+    fields = {{}}
+    for line in open("/proc/self/smaps_rollup"):
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == "kB":
+            fields[parts[0].rstrip(":")] = int(parts[1])
+    return fields["Rss"], fields["Pss"]
 
 n = int(sys.argv[1])
 agent = _trivial_agent(Path(tempfile.mkdtemp()))
@@ -135,16 +145,19 @@ def one():
     return session, policy
 keep = [one() for _ in range(5)]  # warm: module loaded, code mapped, allocator grown once
 gc.collect()
-before = rss_kib()
+rss0, pss0 = memory_kib()
 keep += [one() for _ in range(n)]
 gc.collect()
-after = rss_kib()
-print(before, after)
+rss1, pss1 = memory_kib()
+print(rss0, pss0, rss1, pss1)
 """
 
 
-def idle_rss(on: bool, n: int) -> tuple[float, float]:
-    """(MiB per idle agent, total MiB of the process) with ``n`` sessions alive."""
+def idle_memory(on: bool, n: int) -> tuple[float, float, float]:
+    """(RSS MiB per idle agent, PSS MiB per idle agent, process RSS MiB) with ``n`` sessions alive.
+
+    RSS counts a copy-on-write page of the snapshot image once per instance
+    that maps it; PSS divides it among them (the memory actually used)."""
     bench = str(Path(__file__).resolve().parent)
     env = {**os.environ, "HUGIND_SNAPSHOT": "1" if on else "0"}
     out = subprocess.run(
@@ -154,8 +167,8 @@ def idle_rss(on: bool, n: int) -> tuple[float, float]:
         env=env,
         check=True,
     )
-    before, after = map(int, out.stdout.split())
-    return (after - before) / 1024 / n, after / 1024
+    rss0, pss0, rss1, pss1 = map(int, out.stdout.split())
+    return (rss1 - rss0) / 1024 / n, (pss1 - pss0) / 1024 / n, rss1 / 1024
 
 
 def main() -> int:
@@ -190,9 +203,12 @@ def main() -> int:
     print(f"  {'(of session: the guest alone)':32}{snap['guest']:10.3f}ms")
     if ns.idle:
         for on in (True, False):
-            per, total_mib = idle_rss(on, ns.idle)
+            rss, pss, total = idle_memory(on, ns.idle)
             label = "snapshot" if on else "as built"
-            print(f"idle JS agents ({label}): {per:6.2f} MiB each, {total_mib:7.1f} MiB RSS with {ns.idle + 5} alive")
+            print(
+                f"idle JS agents ({label}): RSS {rss:5.2f} MiB each, PSS {pss:5.2f} MiB each; "
+                f"process RSS {total:6.1f} MiB with {ns.idle + 5} alive"
+            )
     return 0
 
 
