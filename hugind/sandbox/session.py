@@ -87,12 +87,17 @@ class AgentSession:
         self._initialize()
 
     def _initialize(self) -> None:
+        # The JS engine's snapshot has no `_initialize` (its constructors ran when
+        # the image was made); the engine as built (HUGIND_SNAPSHOT=0) and raw
+        # wasm reactors still need it.
         if self.instance.has_export("_initialize"):
             self.driver.enter("_initialize")
         if not self.is_js:
             return
         memory = self.config.limits.memory_bytes
         js_heap = max(memory - JS_MEMORY_HEADROOM, memory // 2)
+        # Per instance, never in the snapshot: this run's limits, and the engine
+        # resets what must be the instance's own (runtimes/wasm/ABI.md, "Snapshot start").
         self.driver.enter("hugind_js_configure", min(js_heap, 2**31 - 1), JS_STACK_LIMIT)
 
     # ---- running ----------------------------------------------------------------

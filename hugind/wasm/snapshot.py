@@ -70,13 +70,13 @@ def snapshot(
         linker.define_wasi()
         linker.define_unknown_imports_as_traps(compiled)
         instance = linker.instantiate(store, compiled)
-    except wasmtime.WasmtimeError as exc:
+    except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
         raise SnapshotError(f"cannot instantiate the module to snapshot it: {_first_line(exc)}") from None
     exports = instance.exports(store)
     before = _tables(store, exports, plan.table_count)
     try:
         prepare(store, instance)
-    except wasmtime.WasmtimeError as exc:
+    except (wasmtime.WasmtimeError, wasmtime.Trap) as exc:
         raise SnapshotError(f"the set-up to snapshot failed: {_first_line(exc)}") from None
     if _tables(store, exports, plan.table_count) != before:
         raise SnapshotError("the set-up changed a table; a memory + globals snapshot would not reproduce it")

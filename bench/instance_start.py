@@ -1,0 +1,216 @@
+"""Instance start-up of the JS engine, with and without the snapshot, and the
+resident memory of idle JS agents.
+
+Prints, in one run, for the snapshotted engine and (HUGIND_SNAPSHOT=0) the
+engine as built:
+  * bare: `Linker.instantiate` of the engine module in a fresh store with an
+    empty WASI context (the floor any embedder pays);
+  * guest: hugind's GuestInstance (store, WASI, host imports, instantiate);
+  * session: an AgentSession (guest + engine configure: what precedes agent code);
+  * run_agent: the full in-process run of a trivial JS agent;
+and the ratio of each to the bare instance of the same module; then the
+breakdown of one run_agent by phase; then the resident set per idle agent
+(N sessions kept alive after run_main, each in a fresh subprocess).
+
+Usage: python bench/instance_start.py [--repeat N] [--idle N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
+from _timing import median_ms, time_call
+
+AGENT_SOURCE = "export default (input) => input.args.length;"
+
+
+def _trivial_agent(tmp: Path):
+    from hugind.manifest import load_agent
+
+    script = tmp / "trivial.js"
+    script.write_text(AGENT_SOURCE)
+    return load_agent(script)
+
+
+def _set_snapshot(on: bool) -> None:
+    os.environ["HUGIND_SNAPSHOT"] = "1" if on else "0"
+
+
+def measure(on: bool, agent, repeat: int) -> dict[str, float]:
+    import wasmtime
+
+    from hugind.run import RunOptions, run_agent
+    from hugind.sandbox import engine as eng
+    from hugind.sandbox.js_engine import engine_module
+
+    _set_snapshot(on)
+    config = eng.EngineConfig()
+    module = engine_module(config)
+    engine = eng.get_engine(config)
+    linker = wasmtime.Linker(engine)
+    linker.define_wasi()
+    linker.define_unknown_imports_as_traps(module)
+
+    def bare() -> None:
+        store = wasmtime.Store(engine)
+        store.set_wasi(wasmtime.WasiConfig())
+        store.set_epoch_deadline(1 << 30)
+        linker.instantiate(store, module)
+
+    sink: list[bytes] = []
+    options = RunOptions(stdout=sink.append, stderr=sink.append, host_env={})
+    run_agent(agent, options)  # warm every cache once
+    gc.collect()
+    full = median_ms(time_call(lambda: run_agent(agent, options), repeat))
+    gc.collect()
+    floor = median_ms(time_call(bare, repeat))
+    gc.collect()
+    phases = _phases(agent, options, repeat)
+    gc.collect()
+    return {
+        "bare": floor,
+        "guest": phases["guest"],
+        "session": phases["session"],
+        "run_agent": full,
+        **{f"phase {k}": v for k, v in phases.items() if k not in ("guest", "session")},
+    }
+
+
+def _phases(agent, options, repeat: int) -> dict[str, float]:
+    """One run_agent cut into its phases (each timed separately, medians)."""
+    import time
+
+    from hugind.run import make_policy, open_session, resolve_env
+    from hugind.sandbox.engine import EngineConfig
+    from hugind.sandbox.instance import GuestInstance
+    from hugind.sandbox.js_engine import engine_module
+
+    samples: dict[str, list[float]] = {k: [] for k in ("policy", "guest", "session", "run_main", "close")}
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        env = resolve_env(agent.manifest.env, {})
+        policy = make_policy(agent, options)
+        t1 = time.perf_counter()
+        session = open_session(agent, options, policy, env, {})
+        t2 = time.perf_counter()
+        session.run_main()
+        t3 = time.perf_counter()
+        session.close()
+        policy.close()
+        policy.audit.close()
+        t4 = time.perf_counter()
+        samples["policy"].append(t1 - t0)
+        samples["session"].append(t2 - t1)
+        samples["run_main"].append(t3 - t2)
+        samples["close"].append(t4 - t3)
+        # the guest alone, with the session's own dispatcher and limits
+        c = session.config
+        t5 = time.perf_counter()
+        GuestInstance(engine_module(EngineConfig()), session.dispatcher, c.io, c.limits, EngineConfig())
+        samples["guest"].append(time.perf_counter() - t5)
+    return {k: median_ms(v) for k, v in samples.items()}
+
+
+IDLE_PROBE = """
+import gc, os, sys, tempfile
+from pathlib import Path
+sys.path.insert(0, {bench!r})
+from instance_start import _trivial_agent
+from hugind.run import RunOptions, make_policy, open_session, resolve_env
+
+def memory_kib():
+    fields = {{}}
+    for line in open("/proc/self/smaps_rollup"):
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == "kB":
+            fields[parts[0].rstrip(":")] = int(parts[1])
+    return fields["Rss"], fields["Pss"]
+
+n = int(sys.argv[1])
+agent = _trivial_agent(Path(tempfile.mkdtemp()))
+sink = []
+options = RunOptions(stdout=sink.append, stderr=sink.append, host_env={{}})
+def one():
+    policy = make_policy(agent, options)
+    session = open_session(agent, options, policy, {{}}, {{}})
+    session.run_main()
+    return session, policy
+keep = [one() for _ in range(5)]  # warm: module loaded, code mapped, allocator grown once
+gc.collect()
+rss0, pss0 = memory_kib()
+keep += [one() for _ in range(n)]
+gc.collect()
+rss1, pss1 = memory_kib()
+print(rss0, pss0, rss1, pss1)
+"""
+
+
+def idle_memory(on: bool, n: int) -> tuple[float, float, float]:
+    """(RSS MiB per idle agent, PSS MiB per idle agent, process RSS MiB) with ``n`` sessions alive.
+
+    RSS counts a copy-on-write page of the snapshot image once per instance
+    that maps it; PSS divides it among them (the memory actually used)."""
+    bench = str(Path(__file__).resolve().parent)
+    env = {**os.environ, "HUGIND_SNAPSHOT": "1" if on else "0"}
+    out = subprocess.run(
+        [sys.executable, "-c", IDLE_PROBE.format(bench=bench), str(n)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    rss0, pss0, rss1, pss1 = map(int, out.stdout.split())
+    return (rss1 - rss0) / 1024 / n, (pss1 - pss0) / 1024 / n, rss1 / 1024
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--repeat", type=int, default=200)
+    parser.add_argument("--idle", type=int, default=500)
+    ns = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        agent = _trivial_agent(Path(tmp))
+        # Alternate the two modes so machine noise hits both alike.
+        results = {True: measure(True, agent, ns.repeat), False: measure(False, agent, ns.repeat)}
+        again = measure(True, agent, ns.repeat)
+        results[True] = {k: min(v, again[k]) for k, v in results[True].items()}
+    snap, plain = results[True], results[False]
+    print(f"median of {ns.repeat}, in process; ratios against the bare instance of the same module")
+    print(f"{'':34}{'snapshot':>12}{'as built':>12}{'as built/snap':>15}")
+    for key in ("bare", "guest", "session", "run_agent"):
+        print(f"{key:34}{snap[key]:10.3f}ms{plain[key]:10.3f}ms{plain[key] / snap[key]:14.2f}x")
+    for key in ("guest", "session", "run_agent"):
+        print(
+            f"  {key + ' / bare':32}{snap[key] / snap['bare']:11.2f}x{plain[key] / plain['bare']:11.2f}x"
+            f"   (run_agent / bare of the snapshot: {snap['run_agent'] / snap['bare']:.2f}x)"
+            if key == "run_agent"
+            else f"  {key + ' / bare':32}{snap[key] / snap['bare']:11.2f}x{plain[key] / plain['bare']:11.2f}x"
+        )
+    print("run_agent by phase (snapshot), share of the phases' sum:")
+    phases = {k.removeprefix("phase "): v for k, v in snap.items() if k.startswith("phase ")}
+    phases["session"] = snap["session"]
+    total = sum(phases.values())
+    for key, value in phases.items():
+        print(f"  {key:32}{value:10.3f}ms {100 * value / total:5.1f}%")
+    print(f"  {'(of session: the guest alone)':32}{snap['guest']:10.3f}ms")
+    if ns.idle:
+        for on in (True, False):
+            rss, pss, total = idle_memory(on, ns.idle)
+            label = "snapshot" if on else "as built"
+            print(
+                f"idle JS agents ({label}): RSS {rss:5.2f} MiB each, PSS {pss:5.2f} MiB each; "
+                f"process RSS {total:6.1f} MiB with {ns.idle + 5} alive"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
