@@ -235,3 +235,20 @@ def test_hugind_run_keeps_its_deadline_over_a_long_timer(tmp_path):
     result = run_cli("run", str(wasm), "--timeout", "1", timeout=60)
     assert result.code == 4, result.stderr
     assert "deadline exceeded" in result.stderr
+
+
+def test_a_missing_required_env_variable_fails_as_under_hugind_run(tmp_path):
+    agent = write_agent(
+        tmp_path / "needs-env",
+        {"main.js": "export default (input) => input.meta.env.TOKEN_NAME;"},
+        {"name": "needs-env", "entry_point": "main.js", "env": [{"name": "TOKEN_NAME", "required": True}]},
+    )
+    wasm = _build(agent, tmp_path / "needs-env.wasm")
+    reference = run_hugind(agent)
+    assert reference.code == 2 and b"required environment variable not set: TOKEN_NAME" in reference.stderr
+    for host in _bare_hosts():
+        ran = host(wasm)
+        assert (ran.code, ran.stdout) == (2, b""), host.__name__
+        assert b"required environment variable not set: TOKEN_NAME" in ran.stderr, host.__name__
+        given = host(wasm, env={"TOKEN_NAME": "t-1"})
+        assert (given.code, given.stdout) == (0, b'"t-1"\n'), host.__name__
