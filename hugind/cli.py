@@ -8,15 +8,32 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
-from typer.core import TyperCommand
+from typer.core import TyperCommand, TyperGroup
 
 from hugind import __version__
+from hugind.cli_coerce import install
 from hugind.errors import ExitCode, HugindError
 
 if TYPE_CHECKING:
     from hugind.mcp import McpHub
 
+
+class _Group(TyperGroup):
+    """``hugind``: its ``--help`` option is converted without pydantic (see cli_coerce)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return install(super().get_params(ctx))
+
+
+class _Command(TyperCommand):
+    """Every hugind command: plain values are converted without pydantic (see cli_coerce)."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        return install(super().get_params(ctx))
+
+
 app = typer.Typer(
+    cls=_Group,
     add_completion=False,
     pretty_exceptions_enable=False,
     no_args_is_help=True,
@@ -36,7 +53,7 @@ ExpectOption = Annotated[
 ]
 
 
-class _RunCommand(TyperCommand):
+class _RunCommand(_Command):
     """``hugind run``: an unknown option before ``--`` is most likely meant for the
     agent (``--goal``), so the error says where it goes, not only "No such option"."""
 
@@ -114,7 +131,7 @@ def run(
         raise _fail(verdict)
 
 
-@app.command()
+@app.command(cls=_Command)
 def check(
     agent: Annotated[Path, typer.Argument(help="Agent folder, .js file or artifact.")],
     strict: Annotated[bool, typer.Option("--strict", help="Show the policy as --strict would apply it.")] = False,
@@ -186,7 +203,7 @@ def _describe_mcp(hub: McpHub) -> list[str]:
     return lines
 
 
-@app.command()
+@app.command(cls=_Command)
 def build(
     agent: Annotated[Path, typer.Argument(help="JS agent folder or .js file.")],
     output: Annotated[Path, typer.Option("-o", "--output", help="Where to write the artifact.")] = Path("agent.wasm"),
@@ -205,7 +222,7 @@ def build(
     typer.echo(info["digest"])  # alone on stdout, so a script can capture the pin
 
 
-@app.command()
+@app.command(cls=_Command)
 def serve(
     agents: Annotated[list[Path], typer.Argument(help="Agent folders, .js files or artifacts (tools).")],
     strict: Annotated[bool, typer.Option("--strict", help="Deny by default; a denial fails a call.")] = False,
@@ -226,13 +243,13 @@ def serve(
         raise _fail(err) from None
 
 
-@app.command()
+@app.command(cls=_Command)
 def version() -> None:
     """Print hugind's version."""
     typer.echo(__version__)
 
 
-@app.command()
+@app.command(cls=_Command)
 def team(
     workflow: Annotated[Path, typer.Argument(help="Workflow file (YAML): the team's agents and tasks.")],
     state_dir: Annotated[

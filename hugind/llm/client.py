@@ -1,5 +1,8 @@
 """OpenAI-compatible chat-completions client over httpx.
 
+httpx is imported where a request is built or handled, not at module level:
+resolving a backend (which every run does) must not pay its ~0.1 s import.
+
 One ``ChatClient`` per backend. ``complete`` sends one chat request (streamed
 or not), retries what is worth retrying, and returns a :class:`ChatResult` or
 raises a :class:`~hugind.llm.errors.BackendCallError` subclass.
@@ -10,14 +13,11 @@ from __future__ import annotations
 import functools
 import json
 import random
-import ssl
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
-
-import httpx
 
 from hugind.errors import BackendError, LimitExceeded
 from hugind.llm.errors import (
@@ -35,6 +35,11 @@ from hugind.llm.retry import RetryPolicy, parse_retry_after
 from hugind.llm.sse import iter_sse
 from hugind.llm.stream import StreamAccumulator, StreamErrorPayload, TokenCallback
 from hugind.llm.types import ChatResult, NativeToolCall, Usage, arguments_text, content_text
+
+if TYPE_CHECKING:
+    import ssl
+
+    import httpx
 
 SESSION_MODES = ("fresh", "resume", "stateless")
 SESSION_HEADER = "X-Session-ID"
@@ -101,6 +106,8 @@ class ChatClient:
         # agent: no request or retry wait outlives it.
         self.deadline: float | None = None
         self._timeout = timeout
+        import httpx
+
         self._http = httpx.Client(
             verify=_tls_context(),
             headers=base_headers,
@@ -182,6 +189,8 @@ class ChatClient:
 
     def list_models(self, timeout: float = 5.0) -> list[str]:
         """Model ids from ``GET {base}/models`` (empty on any failure)."""
+        import httpx
+
         try:
             resp = self._http.get(f"{self.base_url}/models", timeout=timeout)
             data = resp.json() if resp.status_code == 200 else {}
@@ -209,12 +218,16 @@ class ChatClient:
             )
 
     def _request_timeout(self) -> Any:  # an httpx.Timeout, or httpx's client-default marker
+        import httpx
+
         left = self._left()
         if left >= self._timeout:
             return httpx.USE_CLIENT_DEFAULT
         return httpx.Timeout(max(left, 0.001))
 
     def _post_once(self, body: Mapping[str, Any]) -> ChatResult:
+        import httpx
+
         try:
             resp = self._http.post(self.chat_url, json=body, timeout=self._request_timeout())
         except httpx.HTTPError as exc:
@@ -232,6 +245,8 @@ class ChatClient:
         return self._parse_completion(data, resp.status_code)
 
     def _stream_once(self, body: Mapping[str, Any], acc: StreamAccumulator) -> ChatResult:
+        import httpx
+
         try:
             with self._http.stream("POST", self.chat_url, json=body, timeout=self._request_timeout()) as resp:
                 if resp.status_code >= 400:
@@ -330,6 +345,8 @@ class ChatClient:
         return err
 
     def _transport_error(self, exc: httpx.HTTPError) -> BackendError:
+        import httpx
+
         url = self.base_url
         if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
             reason = "connection timed out" if isinstance(exc, httpx.ConnectTimeout) else _reason(exc)
@@ -344,6 +361,8 @@ class ChatClient:
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     """httpx's default verifying TLS context, built once (loading the CA bundle takes ~50 ms)."""
+    import httpx
+
     return httpx.create_ssl_context()
 
 
