@@ -17,9 +17,9 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
 
 from hugind.errors import BackendError, LimitExceeded
+from hugind.llm.endpoint import SESSION_HEADER, SESSION_MODES, api_base
 from hugind.llm.errors import (
     BackendCallError,
     BackendConfigError,
@@ -40,27 +40,6 @@ if TYPE_CHECKING:
     import ssl
 
     import httpx
-
-SESSION_MODES = ("fresh", "resume", "stateless")
-SESSION_HEADER = "X-Session-ID"
-
-
-def api_base(url: str) -> str:
-    """Normalise a backend URL to the base that ``/chat/completions`` hangs off.
-
-    ``http://h:8080`` -> ``http://h:8080/v1``; a URL with a path is kept (so
-    ``…/v1`` and ``…/api/v1`` work); a full ``…/chat/completions`` endpoint is
-    cut back to its base as given (``http://h/chat/completions`` -> ``http://h``).
-    """
-    text = url.strip().rstrip("/")
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise BackendConfigError(f"backend URL must be http(s)://host[:port][/path], got {url!r}")
-    if text.endswith("/chat/completions"):
-        return text[: -len("/chat/completions")]  # an explicit endpoint is taken as given
-    if not parts.path:
-        text += "/v1"
-    return text
 
 
 class ChatClient:
