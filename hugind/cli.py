@@ -1,6 +1,9 @@
-"""The ``hugind`` command line (Typer). Commands only: the work is in hugind.run."""
+"""The ``hugind`` command line (Typer). Commands only: the work is in hugind.run.
 
-from __future__ import annotations
+No ``from __future__ import annotations`` here: Typer reads the commands'
+annotations when it builds the CLI, and as strings it would evaluate them
+anew on every start (twice per command).
+"""
 
 import json
 import sys
@@ -188,7 +191,7 @@ def check(
         typer.echo(line)
 
 
-def _describe_mcp(hub: McpHub) -> list[str]:
+def _describe_mcp(hub: "McpHub") -> list[str]:
     if not hub.declared:
         return ["mcp: no servers declared"]
     servers = ", ".join(hub.declared)
