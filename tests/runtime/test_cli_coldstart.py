@@ -32,7 +32,7 @@ HEAVY = (
 )
 
 _PROBE = """
-import json, sys
+import gc, json, sys
 from hugind.cli import main
 argv, heavy = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 sys.argv = ["hugind", *argv]
@@ -41,13 +41,15 @@ try:
     main()
 except SystemExit as stop:
     code = stop.code
-sys.stderr.write("\\nLOADED " + json.dumps([m for m in heavy if m in sys.modules]) + "\\n")
+report = {"loaded": [m for m in heavy if m in sys.modules], "frozen": gc.get_freeze_count()}
+sys.stderr.write("\\nPROBE " + json.dumps(report) + "\\n")
 sys.exit(code)
 """
 
 
-def _loaded_after(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], list[str]]:
-    """Run ``hugind ARGV`` in a fresh interpreter; which of HEAVY it imported."""
+def _probe(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """Run ``hugind ARGV`` in a fresh interpreter: which of HEAVY it imported, and how
+    many objects main() froze out of the shutdown collections."""
     proc = subprocess.run(
         [sys.executable, "-c", _PROBE, json.dumps(argv), json.dumps(HEAVY)],
         capture_output=True,
@@ -55,17 +57,18 @@ def _loaded_after(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], li
         cwd=REPO,
         timeout=120,
     )
-    marker = [line for line in proc.stderr.splitlines() if line.startswith("LOADED ")]
+    marker = [line for line in proc.stderr.splitlines() if line.startswith("PROBE ")]
     assert marker, proc.stderr
-    return proc, json.loads(marker[-1][len("LOADED ") :])
+    return proc, json.loads(marker[-1][len("PROBE ") :])
 
 
 def test_a_script_agent_run_imports_nothing_heavy(tmp_path):
     agent = tmp_path / "agent.js"
     agent.write_text("export default (input) => ({ got: input.args });")
-    proc, loaded = _loaded_after(["run", str(agent), "--fuel", "100000000", "--timeout", "30", "--", "x"])
+    proc, report = _probe(["run", str(agent), "--fuel", "100000000", "--timeout", "30", "--", "x"])
     assert json.loads(proc.stdout) == {"got": ["x"]}, proc.stderr
-    assert loaded == []
+    assert report["loaded"] == []
+    assert report["frozen"] > 10_000  # the imports' objects, left out of the shutdown collections
 
 
 def test_the_probe_sees_an_import_when_there_is_one(tmp_path):
@@ -73,9 +76,9 @@ def test_the_probe_sees_an_import_when_there_is_one(tmp_path):
     # the same probe must then report pydantic, or it proves nothing above.
     agent = tmp_path / "agent.js"
     agent.write_text("export default 1;")
-    proc, loaded = _loaded_after(["run", str(agent), "--fuel", "lots"])
+    proc, report = _probe(["run", str(agent), "--fuel", "lots"])
     assert proc.returncode == 2
-    assert "pydantic" in loaded
+    assert "pydantic" in report["loaded"]
 
 
 def _parse(argv: list[str]) -> tuple[str, str]:
