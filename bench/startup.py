@@ -1,26 +1,82 @@
 """Start-up cost of a script agent, against node running the same script.
 
 Prints, in one run:
-  * wall time of `hugind run examples/hello -- world` vs `node bench/node_hello.mjs world`;
+  * wall time of `hugind run examples/hello -- world`, `node bench/node_hello.mjs world`
+    and `python -c pass` (the interpreter's own floor), measured in rounds of one of
+    each, so that load on a shared machine falls on all three alike; then the ratios
+    hugind/node and hugind/python;
+  * a fresh machine: `hugind run` with an empty cache and home (XDG_CACHE_HOME,
+    HUGIND_HOME): the 1st run (compiles the engine and writes its .cwasm), the 2nd
+    and the 10th, and what the 1st run left in the cache;
   * in-process: deserializing the cached engine, and instantiating it + running a
     trivial agent (what a long-lived host such as `hugind serve` pays per call).
 
-Usage: python bench/startup.py [--repeat N]
+The subprocesses run without PYTHONDONTWRITEBYTECODE: an installed hugind has its
+bytecode compiled (pip does it at install), and with that variable set a run of a
+source checkout would compile every hugind module from source, every time.
+
+Usage: python bench/startup.py [--repeat N] [--fresh-rounds N]
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(1, str(Path(__file__).resolve().parent.parent))
-from _timing import median_ms, time_call, time_command
+from _timing import median_ms, time_call
 
 REPO = Path(__file__).resolve().parent.parent
+HELLO = [sys.executable, "-m", "hugind", "run", str(REPO / "examples/hello"), "--", "world"]
+FRESH_RUNS = 10
+
+
+def _env(**changes: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONDONTWRITEBYTECODE", "HUGIND_CACHE_DIR")}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    env.update(changes)
+    return env
+
+
+def _once(cmd: list[str], env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True, env=env, cwd=REPO)
+    return time.perf_counter() - start
+
+
+def interleaved(commands: dict[str, list[str]], repeat: int) -> dict[str, float]:
+    """Median wall time (ms) of each command, run in rounds of one of each after a warm-up."""
+    env = _env()
+    for cmd in commands.values():
+        _once(cmd, env)  # page cache, bytecode, hugind's module cache
+    samples: dict[str, list[float]] = {name: [] for name in commands}
+    for _ in range(repeat):
+        for name, cmd in commands.items():
+            samples[name].append(_once(cmd, env))
+    return {name: median_ms(times) for name, times in samples.items()}
+
+
+def fresh_machine(rounds: int) -> tuple[list[float], list[str]]:
+    """Median ms of the 1st..10th `hugind run` from an empty cache; the files run 1 wrote."""
+    per_run: list[list[float]] = [[] for _ in range(FRESH_RUNS)]
+    written: list[str] = []
+    for _ in range(rounds):
+        with tempfile.TemporaryDirectory() as tmp:
+            env = _env(XDG_CACHE_HOME=str(Path(tmp) / "cache"), HUGIND_HOME=str(Path(tmp) / "home"))
+            for i in range(FRESH_RUNS):
+                per_run[i].append(_once(HELLO, env))
+                if i == 0:
+                    files = [p for p in Path(tmp).rglob("*") if p.is_file()]
+                    written = sorted(f"{p.relative_to(tmp)} ({p.stat().st_size:,} bytes)" for p in files)
+    return [statistics.median(times) * 1000 for times in per_run], written
 
 
 def in_process(repeat: int) -> tuple[float, float]:
@@ -51,21 +107,30 @@ def in_process(repeat: int) -> tuple[float, float]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument("--fresh-rounds", type=int, default=3, help="empty caches to start from (median)")
     ns = parser.parse_args()
 
-    hugind_cmd = [sys.executable, "-m", "hugind", "run", str(REPO / "examples/hello"), "--", "world"]
-    hugind_ms = median_ms(time_command(hugind_cmd, ns.repeat))
+    commands = {"hugind": HELLO, "python": [sys.executable, "-c", "pass"]}
     node = shutil.which("node")
-    node_ms = median_ms(time_command([node, str(REPO / "bench/node_hello.mjs"), "world"], ns.repeat)) if node else None
-    python_ms = median_ms(time_command([sys.executable, "-c", "pass"], ns.repeat))
+    if node:
+        commands["node"] = [node, str(REPO / "bench/node_hello.mjs"), "world"]
+    ms = interleaved(commands, ns.repeat)
+    fresh, written = fresh_machine(ns.fresh_rounds)
     deser_ms, run_ms = in_process(max(ns.repeat * 10, 50))
 
-    print(f"hugind run examples/hello      {hugind_ms:8.1f} ms (median of {ns.repeat})")
-    if node_ms:
-        print(f"node bench/node_hello.mjs      {node_ms:8.1f} ms")
-        print(f"  ratio hugind/node            {hugind_ms / node_ms:8.2f}x")
+    hugind_ms, python_ms = ms["hugind"], ms["python"]
+    print(f"hugind run examples/hello      {hugind_ms:8.1f} ms (median of {ns.repeat} rounds)")
+    if node:
+        print(f"node bench/node_hello.mjs      {ms['node']:8.1f} ms")
+        print(f"  ratio hugind/node            {hugind_ms / ms['node']:8.2f}x  (goal <= 1.5x)")
     print(f"python -c pass (floor)         {python_ms:8.1f} ms")
-    print(f"  ratio hugind/python-floor    {hugind_ms / python_ms:8.2f}x")
+    print(f"  ratio hugind/python-floor    {hugind_ms / python_ms:8.2f}x  (goal <= 4x)")
+    print(f"empty cache: 1st run           {fresh[0]:8.1f} ms (median of {ns.fresh_rounds} fresh caches)")
+    print(f"empty cache: 2nd run           {fresh[1]:8.1f} ms")
+    print(f"empty cache: 10th run          {fresh[FRESH_RUNS - 1]:8.1f} ms")
+    print(f"  ratio 2nd/10th               {fresh[1] / fresh[FRESH_RUNS - 1]:8.2f}x")
+    for path in written:
+        print(f"  1st run wrote {path}")
     print(f"deserialize cached engine      {deser_ms:8.3f} ms")
     print(f"instantiate + run trivial agent{run_ms:8.3f} ms (in-process, full run_agent)")
     return 0

@@ -14,9 +14,10 @@ import shutil
 import tempfile
 import threading
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hugind.confine.command import ProxyEndpoint
+if TYPE_CHECKING:  # the confinement stack is loaded only when a run starts a child
+    from hugind.confine.command import ProxyEndpoint
 
 # Any free port of the child's own (empty) network namespace; the usual proxy port.
 PROXY_PORT = 3128
@@ -40,6 +41,7 @@ class ChildNetwork:
             if self._closed:
                 return None
             if self._endpoint is None:
+                from hugind.confine.command import ProxyEndpoint
                 from hugind.confine.proxy import FORWARDER_PATH, ChildNetProxy, proxy_env
 
                 # A 0700 directory of our own: the socket is bound into sandboxes by its directory.

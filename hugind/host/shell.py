@@ -23,12 +23,13 @@ import selectors
 import signal
 import subprocess
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from hugind.confine.command import Launch
-from hugind.confine.gate import prepare
 from hugind.errors import HostIOError, InvalidArgument, NotFound, PermissionDenied, Timeout
 from hugind.host.registry import HostContext, Op, arg
+
+if TYPE_CHECKING:  # the confinement stack is loaded by the first command a run starts
+    from hugind.confine.command import Launch
 
 TERM_GRACE = 0.3  # seconds between SIGTERM and SIGKILL
 DRAIN_GRACE = 0.5  # seconds to keep reading after the main child exited
@@ -107,6 +108,8 @@ def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str, request: dict[st
         raise Timeout("shell: the run's deadline has passed")
     if not os.path.isdir(cwd):
         raise HostIOError("shell: the working directory does not exist")
+    from hugind.confine.gate import prepare
+
     proxy = ctx.services.get("child_proxy")
     launch = prepare(
         engine, argv, cwd, engine.shell_env(), capability="shell", request=request, proxy=proxy() if proxy else None

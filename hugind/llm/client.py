@@ -1,5 +1,8 @@
 """OpenAI-compatible chat-completions client over httpx.
 
+httpx is imported where a request is built or handled, not at module level:
+resolving a backend (which every run does) must not pay its ~0.1 s import.
+
 One ``ChatClient`` per backend. ``complete`` sends one chat request (streamed
 or not), retries what is worth retrying, and returns a :class:`ChatResult` or
 raises a :class:`~hugind.llm.errors.BackendCallError` subclass.
@@ -10,16 +13,13 @@ from __future__ import annotations
 import functools
 import json
 import random
-import ssl
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
-from urllib.parse import urlsplit
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from hugind.errors import BackendError, LimitExceeded
+from hugind.llm.endpoint import SESSION_HEADER, SESSION_MODES, api_base
 from hugind.llm.errors import (
     BackendCallError,
     BackendConfigError,
@@ -36,26 +36,10 @@ from hugind.llm.sse import iter_sse
 from hugind.llm.stream import StreamAccumulator, StreamErrorPayload, TokenCallback
 from hugind.llm.types import ChatResult, NativeToolCall, Usage, arguments_text, content_text
 
-SESSION_MODES = ("fresh", "resume", "stateless")
-SESSION_HEADER = "X-Session-ID"
+if TYPE_CHECKING:
+    import ssl
 
-
-def api_base(url: str) -> str:
-    """Normalise a backend URL to the base that ``/chat/completions`` hangs off.
-
-    ``http://h:8080`` -> ``http://h:8080/v1``; a URL with a path is kept (so
-    ``…/v1`` and ``…/api/v1`` work); a full ``…/chat/completions`` endpoint is
-    cut back to its base as given (``http://h/chat/completions`` -> ``http://h``).
-    """
-    text = url.strip().rstrip("/")
-    parts = urlsplit(text)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise BackendConfigError(f"backend URL must be http(s)://host[:port][/path], got {url!r}")
-    if text.endswith("/chat/completions"):
-        return text[: -len("/chat/completions")]  # an explicit endpoint is taken as given
-    if not parts.path:
-        text += "/v1"
-    return text
+    import httpx
 
 
 class ChatClient:
@@ -101,6 +85,8 @@ class ChatClient:
         # agent: no request or retry wait outlives it.
         self.deadline: float | None = None
         self._timeout = timeout
+        import httpx
+
         self._http = httpx.Client(
             verify=_tls_context(),
             headers=base_headers,
@@ -182,6 +168,8 @@ class ChatClient:
 
     def list_models(self, timeout: float = 5.0) -> list[str]:
         """Model ids from ``GET {base}/models`` (empty on any failure)."""
+        import httpx
+
         try:
             resp = self._http.get(f"{self.base_url}/models", timeout=timeout)
             data = resp.json() if resp.status_code == 200 else {}
@@ -209,12 +197,16 @@ class ChatClient:
             )
 
     def _request_timeout(self) -> Any:  # an httpx.Timeout, or httpx's client-default marker
+        import httpx
+
         left = self._left()
         if left >= self._timeout:
             return httpx.USE_CLIENT_DEFAULT
         return httpx.Timeout(max(left, 0.001))
 
     def _post_once(self, body: Mapping[str, Any]) -> ChatResult:
+        import httpx
+
         try:
             resp = self._http.post(self.chat_url, json=body, timeout=self._request_timeout())
         except httpx.HTTPError as exc:
@@ -232,6 +224,8 @@ class ChatClient:
         return self._parse_completion(data, resp.status_code)
 
     def _stream_once(self, body: Mapping[str, Any], acc: StreamAccumulator) -> ChatResult:
+        import httpx
+
         try:
             with self._http.stream("POST", self.chat_url, json=body, timeout=self._request_timeout()) as resp:
                 if resp.status_code >= 400:
@@ -330,6 +324,8 @@ class ChatClient:
         return err
 
     def _transport_error(self, exc: httpx.HTTPError) -> BackendError:
+        import httpx
+
         url = self.base_url
         if isinstance(exc, (httpx.ConnectError, httpx.ConnectTimeout)):
             reason = "connection timed out" if isinstance(exc, httpx.ConnectTimeout) else _reason(exc)
@@ -344,6 +340,8 @@ class ChatClient:
 @functools.cache
 def _tls_context() -> ssl.SSLContext:
     """httpx's default verifying TLS context, built once (loading the CA bundle takes ~50 ms)."""
+    import httpx
+
     return httpx.create_ssl_context()
 
 

@@ -25,13 +25,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from hugind.llm.client import SESSION_MODES, ChatClient, api_base
+from hugind.llm.endpoint import SESSION_MODES, api_base
 from hugind.llm.errors import BackendConfigError
 from hugind.yamlfile import load_yaml
+
+if TYPE_CHECKING:
+    from hugind.llm.client import ChatClient
 
 TOOL_FORMATS = ("text", "native", "auto")
 _KNOWN_KEYS = {
@@ -80,6 +83,8 @@ class BackendConfig:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
     def make_client(self, **kwargs: Any) -> ChatClient:
+        from hugind.llm.client import ChatClient
+
         return ChatClient(
             self.url,
             self.model,

@@ -1,0 +1,150 @@
+"""A cold ``hugind run`` imports only what the run needs, and the CLI still parses as Typer does.
+
+No timing here (the machine is shared and noisy; bench/startup.py prints the
+ratios): the guard is which modules a real ``hugind run`` process has loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import typer.main
+
+import hugind.cli
+from tests.conftest import REPO
+
+# Imported by no step of a script agent's run: the LLM client's HTTP stack, Typer's
+# pretty output and pydantic-based conversion, MCP, and the commands a run is not.
+HEAVY = (
+    "httpx",
+    "rich",
+    "pydantic",
+    "typer._adapters",
+    "mcp",
+    "hugind.mcp",
+    "hugind.team",
+    "hugind.agentic",
+    "hugind.build",
+    "hugind.confine.proxy",
+)
+
+_PROBE = """
+import gc, json, sys
+from hugind.cli import main
+argv, heavy = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+sys.argv = ["hugind", *argv]
+code = 0
+try:
+    main()
+except SystemExit as stop:
+    code = stop.code
+report = {"loaded": [m for m in heavy if m in sys.modules], "frozen": gc.get_freeze_count()}
+sys.stderr.write("\\nPROBE " + json.dumps(report) + "\\n")
+sys.exit(code)
+"""
+
+
+def _probe(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], dict]:
+    """Run ``hugind ARGV`` in a fresh interpreter: which of HEAVY it imported, and how
+    many objects main() froze out of the shutdown collections."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(argv), json.dumps(HEAVY)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    marker = [line for line in proc.stderr.splitlines() if line.startswith("PROBE ")]
+    assert marker, proc.stderr
+    return proc, json.loads(marker[-1][len("PROBE ") :])
+
+
+def test_a_script_agent_run_imports_nothing_heavy(tmp_path):
+    agent = tmp_path / "agent.js"
+    agent.write_text("export default (input) => ({ got: input.args });")
+    proc, report = _probe(["run", str(agent), "--fuel", "100000000", "--timeout", "30", "--", "x"])
+    assert json.loads(proc.stdout) == {"got": ["x"]}, proc.stderr
+    assert report["loaded"] == []
+    assert report["frozen"] > 10_000  # the imports' objects, left out of the shutdown collections
+
+
+def test_the_probe_sees_an_import_when_there_is_one(tmp_path):
+    # A value the plain conversion is unsure of goes to Typer's own (pydantic):
+    # the same probe must then report pydantic, or it proves nothing above.
+    agent = tmp_path / "agent.js"
+    agent.write_text("export default 1;")
+    proc, report = _probe(["run", str(agent), "--fuel", "lots"])
+    assert proc.returncode == 2
+    assert "pydantic" in report["loaded"]
+
+
+def _parse(argv: list[str]) -> tuple[str, str]:
+    """What the command named by argv[0] receives (repr of its params), or its usage error."""
+    group = typer.main.get_command(hugind.cli.app)
+    try:
+        parent = group.make_context("hugind", [argv[0]], resilient_parsing=True)
+        command = group.commands[argv[0]]
+        ctx = command.make_context(argv[0], list(argv[1:]), parent=parent)
+    except Exception as exc:  # a usage error: its kind and text must be Typer's
+        return type(exc).__name__, exc.format_message() if hasattr(exc, "format_message") else str(exc)
+    return "ok", repr(sorted((k, v) for k, v in ctx.params.items()))
+
+
+CASES = [
+    ["run", "examples/hello", "--", "world"],
+    ["run", "examples/hello"],
+    ["run", "a", "--fuel", "100", "--timeout", "2.5", "--backend", "b", "--expect", "sha256:00", "--", "x", "y"],
+    ["run", "a", "--policy", "p.yaml", "--audit", "a.jsonl", "--strict", "--json", "--stream"],
+    ["run", "a", "--fuel", "-3", "--timeout", "7"],
+    ["run", "a", "--fuel", "007", "--timeout", "-0.25"],
+    ["run", "a", "--fuel", "lots"],
+    ["run", "a", "--fuel", "1.5"],
+    ["run", "a", "--fuel", " 12"],
+    ["run", "a", "--fuel", "1_000"],
+    ["run", "a", "--timeout", "1e3"],
+    ["run", "a", "--timeout", "inf"],
+    ["run", "a", "--timeout", "soon"],
+    ["run", "a", "--timeout", "5."],
+    ["run", ""],
+    ["run", "a", "--policy", ""],
+    ["run", str(REPO / "examples"), "--", "--goal", "x"],
+    ["run", "a", "--fuel"],
+    ["check", "a", "--json", "--strict", "--policy", "p.yaml", "--expect", "sha256:00"],
+    ["build", "a", "-o", "out.wasm"],
+    ["build", "a"],
+    ["serve", "a", "b", "--timeout", "3", "--backend", "x"],
+    ["team", "w.yaml", "--state-dir", "s", "--max-parallel", "3", "--resume", "--json"],
+    ["team", "w.yaml", "--max-parallel", "three"],
+    ["version"],
+]
+
+
+@pytest.mark.parametrize("argv", CASES, ids=[" ".join(c) or "empty" for c in CASES])
+def test_commands_receive_what_typer_alone_would_give_them(monkeypatch, argv):
+    ours = _parse(argv)
+    monkeypatch.setattr(hugind.cli, "install", lambda params: params)  # Typer's own conversion only
+    typers = _parse(argv)
+    assert ours == typers
+
+
+@pytest.mark.parametrize("value", ["http://127.0.0.1:9/v1", "", " local "])
+def test_the_backend_from_the_environment_is_converted_alike(monkeypatch, value):
+    monkeypatch.setenv("HUGIND_BACKEND", value)
+    ours = _parse(["run", "a"])
+    monkeypatch.setattr(hugind.cli, "install", lambda params: params)
+    assert ours == _parse(["run", "a"])
+    assert ours[0] == "ok"
+
+
+def test_plain_conversion_is_what_the_commands_get():
+    # Without this the comparison above could pass with the plain converter never used.
+    group = typer.main.get_command(hugind.cli.app)
+    parent = group.make_context("hugind", ["run"], resilient_parsing=True)
+    command = group.commands["run"]
+    command.make_context("run", ["a", "--fuel", "5"], parent=parent)
+    kinds = {p.name: type(p._runtime_param).__name__ for p in command.get_params(parent)}
+    assert kinds["fuel"] == "PlainCoercion"
+    assert kinds["agent"] == "PlainCoercion"
