@@ -34,12 +34,16 @@ TICK_SECONDS = 0.005
 
 
 def _wasmtime_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    """What identifies the wasmtime build in cache keys: its native library's
+    path, size and mtime. One stat, where importlib.metadata scans sys.path
+    (~10 ms on every start); a reinstall or upgrade changes the key."""
+    from wasmtime import _ffi
 
     try:
-        return version("wasmtime")
-    except PackageNotFoundError:  # pragma: no cover - vendored wasmtime
+        st = os.stat(_ffi.filename)
+    except (AttributeError, OSError):  # pragma: no cover - a wasmtime-py that moved its library
         return "unknown"
+    return f"{_ffi.filename}:{st.st_size}:{st.st_mtime_ns}"
 
 
 _WASMTIME_VERSION = _wasmtime_version()
