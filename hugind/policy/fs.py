@@ -106,14 +106,42 @@ def check_syntax(path: object) -> str:
     return path
 
 
+_O_PATH = getattr(os, "O_PATH", 0)
+_fd_links = _O_PATH != 0 and os.path.isdir("/proc/self/fd")
+
+
+def _realpath(path: str) -> str:
+    """``os.path.realpath(path)``, asked of the kernel when it can answer in one open.
+
+    An object the kernel opens has one canonical path, the one ``realpath``
+    computes by hand (an ``lstat`` per component): opened ``O_PATH`` (no read,
+    no side effect) its fd's link in ``/proc/self/fd`` names it. Anything else
+    (a path that does not exist yet, a loop, a denied directory, no ``/proc``,
+    a file unlinked meanwhile) goes to ``os.path.realpath`` itself."""
+    if _fd_links:
+        try:
+            fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return os.path.realpath(path)
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            real = ""
+        finally:
+            os.close(fd)
+        if real.startswith("/") and not real.endswith(" (deleted)"):
+            return real
+    return os.path.realpath(path)
+
+
 def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
     """The host path ``path`` denotes, symlinks resolved (all, or all but the last)."""
     joined = os.path.join(cwd, path)
     head, tail = os.path.split(joined)
     try:
         if follow_last or tail in ("", ".", ".."):
-            return Path(os.path.realpath(joined))
-        return Path(os.path.realpath(head)) / tail
+            return Path(_realpath(joined))
+        return Path(_realpath(head)) / tail
     except OSError as exc:
         # The tree changed while it was being resolved (a link removed or
         # swapped mid-walk): refuse, on the record, rather than guess.
@@ -131,9 +159,23 @@ def _root_of(real: str, roots: tuple[tuple[str, FsRoot], ...]) -> FsRoot | None:
     return best
 
 
+_internal_strs: tuple[tuple[Path, ...], tuple[str, ...]] = ((), ())
+
+
+def _internal() -> tuple[str, ...]:
+    """``internal_dirs()`` as strings (asked every check: it follows the environment)."""
+    global _internal_strs
+    dirs = internal_dirs()
+    known, strs = _internal_strs
+    if dirs != known:
+        strs = tuple(str(d) for d in dirs)
+        _internal_strs = (dirs, strs)
+    return strs
+
+
 def _forbidden(real: str, root: FsRoot | None) -> str | None:
     """Why ``real`` is off limits whatever the roots say: "internal", a special dir, or None."""
-    internal = tuple(str(d) for d in internal_dirs())
+    internal = _internal()
     if real.startswith(internal) and any(within(real, d) for d in internal):
         return "internal"
     if real.startswith(_SPECIAL_STRS):
