@@ -242,16 +242,10 @@ class GuestInstance:
         return memory
 
     def _read(self, caller: wasmtime.Caller, ptr: int, length: int) -> bytes | int:
-        ptr &= _MASK32
-        if length < 0:
-            return E_FAULT
-        if length > MAX_REQUEST_BYTES:
-            return E_TOO_BIG
         memory = self._memory_of(caller)
-        if memory is None or ptr + length > memory.data_len(caller):
+        if memory is None:
             return E_FAULT
-        # One copy straight out of linear memory (Memory.read builds a bytearray first).
-        return ctypes.string_at(ctypes.addressof(memory.data_ptr(caller).contents) + ptr, length)
+        return _read_at(memory, caller, memory.data_len(caller), ptr, length)
 
     def _serve(self, request: bytes) -> bytes:
         reply = self.dispatcher.call(request)
@@ -276,9 +270,12 @@ class GuestInstance:
         destination costs no side effect; a reply that does not fit waits for ``take``."""
         dst &= _MASK32
         memory = self._memory_of(caller)
-        if cap < 0 or memory is None or dst + cap > memory.data_len(caller):
+        if memory is None:
             return E_FAULT
-        req = self._read(caller, ptr, length)
+        limit = memory.data_len(caller)
+        if cap < 0 or dst + cap > limit:
+            return E_FAULT
+        req = _read_at(memory, caller, limit, ptr, length)
         if isinstance(req, int):
             return req
         reply = self._serve(req)
@@ -404,6 +401,19 @@ def _check_initial_memory(module: wasmtime.Module, cap: int) -> None:
             f"the module needs {needed / 2**20:.1f} MiB of memory at start, over the cap of "
             f"{cap / 2**20:.1f} MiB (permissions.limits.memory_mb)"
         )
+
+
+def _read_at(memory: wasmtime.Memory, caller: wasmtime.Caller, limit: int, ptr: int, length: int) -> bytes | int:
+    """The request at ``ptr`` in a memory of ``limit`` bytes, or the ABI status refusing it."""
+    ptr &= _MASK32
+    if length < 0:
+        return E_FAULT
+    if length > MAX_REQUEST_BYTES:
+        return E_TOO_BIG
+    if ptr + length > limit:
+        return E_FAULT
+    # One copy straight out of linear memory (Memory.read builds a bytearray first).
+    return ctypes.string_at(ctypes.addressof(memory.data_ptr(caller).contents) + ptr, length)
 
 
 class GuestExit(Exception):
