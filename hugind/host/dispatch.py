@@ -52,7 +52,13 @@ def _encode(message: dict[str, Any]) -> bytes:
         return json.dumps(message, separators=(",", ":")).encode()
 
 
+# The replies of predicates and of ops that return nothing, encoded once.
+_CONSTANT_REPLIES: dict[Any, bytes] = {True: b'{"ok":true}', False: b'{"ok":false}', None: b'{"ok":null}'}
+
+
 def encode_ok(value: Any, events: list[Any] | None = None) -> bytes:
+    if events is None and (value is True or value is False or value is None):
+        return _CONSTANT_REPLIES[value]
     return _encode({"ok": value} if events is None else {"ok": value, "events": events})
 
 

@@ -11,6 +11,7 @@ sees them, never host paths outside the allowed roots.
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import posixpath
@@ -65,11 +66,46 @@ def _errors(op: str, shown: str) -> Iterator[None]:
         raise HostIOError(f"fs.{op}: '{shown}': {exc.strerror or exc.__class__.__name__}") from None
 
 
-def _walk(real: Path, *, last_readable: bool = False) -> int:
-    """An fd for directory ``real``, opened component by component without following links."""
+class _OpenHow(ctypes.Structure):
+    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+
+_SYS_OPENAT2 = 437  # the same number on every Linux architecture (a "new" syscall, 5.6+)
+_AT_FDCWD = -100
+_RESOLVE_NO_SYMLINKS = 0x04 | 0x02  # no symlinks, no magic links, on any component
+# The two requests the walk makes, built once (they are only ever read).
+_HOWS = {flags: _OpenHow(flags, 0, _RESOLVE_NO_SYMLINKS) for flags in (_WALK, _OPEN_DIR)}
+_HOW_REFS = {flags: ctypes.byref(how) for flags, how in _HOWS.items()}
+_HOW_SIZE = ctypes.sizeof(_OpenHow)
+_syscall: Any = ctypes.CDLL(None, use_errno=True).syscall if os.uname().sysname == "Linux" else None
+
+
+def _openat2_dir(real: Path | str, flags: int) -> int | None:
+    """``real`` opened by the kernel in one call, refusing a symlink on any component;
+    None when that fails for any reason (the caller then walks, which says why)."""
+    global _syscall
+    if _syscall is None:
+        return None
+    fd = _syscall(_SYS_OPENAT2, _AT_FDCWD, os.fsencode(real), _HOW_REFS[flags], _HOW_SIZE)
+    if fd >= 0:
+        return fd
+    if ctypes.get_errno() in (errno.ENOSYS, errno.EPERM, errno.EINVAL, errno.E2BIG):
+        _syscall = None  # an old kernel or a seccomp filter: walk from now on
+    return None
+
+
+def _walk(real: Path | str, *, last_readable: bool = False) -> int:
+    """An fd for directory ``real``, opened component by component without following links.
+
+    First asked of the kernel in one ``openat2`` with every symlink refused, which
+    succeeds exactly when the walk would; on any error the walk itself runs, so
+    the error raised is the walk's own."""
+    fd = _openat2_dir(real, _OPEN_DIR if last_readable else _WALK)
+    if fd is not None:
+        return fd
     fd = os.open("/", _WALK)
     try:
-        parts = real.parts[1:]
+        parts = Path(real).parts[1:]
         for i, part in enumerate(parts):
             flags = _OPEN_DIR if (last_readable and i == len(parts) - 1) else _WALK
             nxt = os.open(part, flags, dir_fd=fd)
@@ -88,23 +124,30 @@ def _walk(real: Path, *, last_readable: bool = False) -> int:
 @contextmanager
 def _parent(real: Path) -> Iterator[tuple[int, str]]:
     """(fd of the parent directory, final name) of a resolved path."""
-    if real == Path("/"):
+    head, name = os.path.split(str(real))  # str: pathlib's own parent/name cost more than the syscalls
+    if not name:
         raise PermissionDenied("filesystem: refusing to act on '/' itself")
-    fd = _walk(real.parent)
+    fd = _walk(head)
     try:
-        yield fd, real.name
+        yield fd, name
     finally:
         os.close(fd)
 
 
 def _lstat(real: Path) -> os.stat_result | None:
-    if real == Path("/"):
+    head, name = os.path.split(str(real))
+    if not name:
         return os.lstat("/")
     try:
-        with _parent(real) as (dfd, name):
-            return os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        fd = _walk(head)
     except (FileNotFoundError, NotADirectoryError):
         return None
+    try:
+        return os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    finally:
+        os.close(fd)
 
 
 def _open_file(real: Path, flags: int) -> int:

@@ -4,16 +4,21 @@ Entry: ``{"ts", "capability", "op", "request", "decision": "allow"|"deny", "rule
 Requests are recorded as the guest made them, minus anything that could
 carry a host secret: environment mappings are dropped, credential headers
 are masked, long strings are cut.
+
+Decisions come at the rate of host calls, so one kept only in memory (no log
+file) is stored as it came and becomes an entry when someone reads it.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import time
 from collections import deque
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, overload
 
 from hugind.errors import UsageError
 
@@ -39,12 +44,60 @@ def redact(value: Any, key: str = "") -> Any:
     return str(value)
 
 
+# A decision as recorded: (time.time(), capability, request, allowed, rule).
+_Raw = tuple[float, str, dict[str, Any], bool, str]
+
+
+def _entry(raw: _Raw) -> dict[str, Any]:
+    ts, capability, request, allowed, rule = raw
+    return {
+        "ts": datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds"),
+        "capability": capability,
+        "op": request.get("op", ""),
+        "request": redact(request),
+        "decision": "allow" if allowed else "deny",
+        "rule": rule,
+    }
+
+
+class _Entries(Sequence[dict[str, Any]]):
+    """The kept entries, each built when read."""
+
+    def __init__(self, kept: deque[_Raw | dict[str, Any]], lock: threading.Lock) -> None:
+        self._kept = kept
+        self._lock = lock
+
+    def _snapshot(self) -> list[_Raw | dict[str, Any]]:
+        with self._lock:
+            return list(self._kept)
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    @overload
+    def __getitem__(self, index: int) -> dict[str, Any]: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[dict[str, Any]]: ...
+    def __getitem__(self, index: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+        items = self._snapshot()
+        if isinstance(index, slice):
+            return [_built(item) for item in items[index]]
+        return _built(items[index])
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return (_built(item) for item in self._snapshot())
+
+
+def _built(item: _Raw | dict[str, Any]) -> dict[str, Any]:
+    return item if isinstance(item, dict) else _entry(item)
+
+
 class AuditLog:
     """Thread-safe JSON-lines sink; also keeps the last ``keep`` entries in memory."""
 
     def __init__(self, path: str | Path | None = None, *, keep: int = 10_000) -> None:
         self.path = Path(path) if path is not None else None
-        self.entries: deque[dict[str, Any]] = deque(maxlen=keep)
+        self._kept: deque[_Raw | dict[str, Any]] = deque(maxlen=keep)
         self.write_errors = 0
         self._lock = threading.Lock()
         self._file: TextIO | None = None
@@ -54,18 +107,16 @@ class AuditLog:
             except OSError as exc:
                 raise UsageError(f"cannot open audit log {self.path}: {exc.strerror}") from None
 
+    @property
+    def entries(self) -> _Entries:
+        """The last ``keep`` entries, oldest first."""
+        return _Entries(self._kept, self._lock)
+
     def write(self, capability: str, request: dict[str, Any], allowed: bool, rule: str) -> dict[str, Any]:
-        entry = {
-            "ts": datetime.now(UTC).isoformat(timespec="milliseconds"),
-            "capability": capability,
-            "op": request.get("op", ""),
-            "request": redact(request),
-            "decision": "allow" if allowed else "deny",
-            "rule": rule,
-        }
+        entry = _entry((time.time(), capability, request, allowed, rule))
         line = json.dumps(entry, ensure_ascii=False, sort_keys=False)
         with self._lock:
-            self.entries.append(entry)
+            self._kept.append(entry)
             if self._file is not None:
                 try:
                     self._file.write(line + "\n")
@@ -73,6 +124,15 @@ class AuditLog:
                 except OSError:
                     self.write_errors += 1
         return entry
+
+    def note(self, capability: str, request: dict[str, Any], allowed: bool, rule: str) -> None:
+        """``write`` for callers that need no entry back: without a log file, nothing is formatted now."""
+        if self._file is not None:
+            self.write(capability, request, allowed, rule)
+            return
+        raw = (time.time(), capability, dict(request), allowed, rule)
+        with self._lock:
+            self._kept.append(raw)
 
     def close(self) -> None:
         with self._lock:

@@ -37,6 +37,7 @@ class PolicyEngine:
         self._scratch: Path | None = None
         self._closed = False
         self._warned: set[str] = set()
+        self._view: fs_rules.FsView | None = None  # the run's roots, fixed once the scratch dir exists
         # The manifest's declared env (resolved): what a child gets without env_clear.
         self.declared_env: dict[str, str] = {}
 
@@ -66,12 +67,20 @@ class PolicyEngine:
         return self.policy.shell.working_dir or self.fs_cwd
 
     def fs_view(self) -> fs_rules.FsView:
-        return fs_rules.FsView(self.policy.fs, self.fs_cwd, self.scratch_dir)
+        """The roots in force (built once per run: they change only when the run ends)."""
+        view = self._view
+        if view is None or self._closed:
+            view = fs_rules.FsView(self.policy.fs, self.fs_cwd, self.scratch_dir)
+            with self._lock:
+                if not self._closed:
+                    self._view = view
+        return view
 
     def close(self) -> None:
         """End of run: remove the scratch dir. The audit log stays open (it is the caller's)."""
         with self._lock:
             self._closed = True
+            self._view = None
             scratch, self._scratch = self._scratch, None
         if scratch is not None:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -88,7 +97,7 @@ class PolicyEngine:
         if not allowed:
             with self._lock:
                 self.denials += 1
-        self.audit.write(capability, request, allowed, rule)
+        self.audit.note(capability, request, allowed, rule)
 
     def _deny(self, capability: str, request: dict, denied: Denied) -> HostCallError:
         """Record a denial; the error to raise (a malformed path is an InvalidArgument)."""

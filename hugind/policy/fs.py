@@ -8,12 +8,18 @@ decided on path components (``/data`` does not contain ``/data-evil``).
 them. Operations that act on a directory entry rather than on what it points
 to (``remove``, ``rename``, ``lstat``) resolve only the parent, so removing a
 symlink removes the link, never its target.
+
+Every check resolves its path anew (a decision is never cached: a symlink
+may have been swapped since the last one). What a run does cache is the
+string form of its roots (``FsView``), since comparing strings costs a tiny
+fraction of ``PurePath.is_relative_to``.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from hugind.paths import internal_dirs
@@ -25,6 +31,16 @@ MAX_NAME_BYTES = 255
 ENTRY_OPS = frozenset({"remove", "rename", "lstat"})  # act on the entry, not its target
 ROOT_PROTECTED_OPS = frozenset({"remove", "rename"})
 SCRATCH_SPEC = "<scratch>"
+_SPECIAL_STRS = tuple(str(d) for d in SPECIAL_DIRS)  # also a prefix filter: within() implies startswith
+
+
+def within(path: str, root: str) -> bool:
+    """``PurePosixPath(path).is_relative_to(root)`` for normalized absolute paths
+    (``str`` of a ``Path``), decided on components: ``/data`` does not contain ``/data-evil``."""
+    if path.startswith("//") or root.startswith("//"):
+        # POSIX keeps a leading "//" as a root of its own: let pathlib decide those.
+        return Path(path).is_relative_to(root)
+    return path == root or path.startswith(root if root.endswith("/") else root + "/")
 
 
 @dataclass(frozen=True)
@@ -48,13 +64,26 @@ class FsView:
             return (FsRoot(SCRATCH_SPEC, self.scratch),)
         return ()
 
+    @cached_property
+    def readable_strs(self) -> tuple[tuple[str, FsRoot], ...]:
+        return tuple((str(r.path), r) for r in self.readable)
+
+    @cached_property
+    def writable_strs(self) -> tuple[tuple[str, FsRoot], ...]:
+        return tuple((str(r.path), r) for r in self.writable)
+
+    @cached_property
+    def cwd_str(self) -> str:
+        return str(self.cwd)
+
     def guest_view(self, real: Path) -> str:
         """How the guest should see a checked path: relative to its cwd, else absolute."""
-        if real == self.cwd:
+        text, cwd = str(real), self.cwd_str
+        if text == cwd:
             return "."
-        if real.is_relative_to(self.cwd):
+        if within(text, cwd):
             return str(real.relative_to(self.cwd))
-        return str(real)
+        return text
 
 
 def _op_name(op: str) -> str:
@@ -72,9 +101,37 @@ def check_syntax(path: object) -> str:
         raise Denied("filesystem.path-syntax", "filesystem: path is not valid Unicode") from None
     if len(encoded) > MAX_PATH_BYTES:
         raise Denied("filesystem.path-syntax", f"filesystem: path longer than {MAX_PATH_BYTES} bytes")
-    if any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in path.split("/")):
+    if len(encoded) > MAX_NAME_BYTES and any(len(part.encode("utf-8")) > MAX_NAME_BYTES for part in path.split("/")):
         raise Denied("filesystem.path-syntax", f"filesystem: path component over {MAX_NAME_BYTES} bytes")
     return path
+
+
+_O_PATH = getattr(os, "O_PATH", 0)
+_fd_links = _O_PATH != 0 and os.path.isdir("/proc/self/fd")
+
+
+def _realpath(path: str) -> str:
+    """``os.path.realpath(path)``, asked of the kernel when it can answer in one open.
+
+    An object the kernel opens has one canonical path, the one ``realpath``
+    computes by hand (an ``lstat`` per component): opened ``O_PATH`` (no read,
+    no side effect) its fd's link in ``/proc/self/fd`` names it. Anything else
+    (a path that does not exist yet, a loop, a denied directory, no ``/proc``,
+    a file unlinked meanwhile) goes to ``os.path.realpath`` itself."""
+    if _fd_links:
+        try:
+            fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+        except OSError:
+            return os.path.realpath(path)
+        try:
+            real = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            real = ""
+        finally:
+            os.close(fd)
+        if real.startswith("/") and not real.endswith(" (deleted)"):
+            return real
+    return os.path.realpath(path)
 
 
 def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
@@ -83,8 +140,8 @@ def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
     head, tail = os.path.split(joined)
     try:
         if follow_last or tail in ("", ".", ".."):
-            return Path(os.path.realpath(joined))
-        return Path(os.path.realpath(head)) / tail
+            return Path(_realpath(joined))
+        return Path(_realpath(head)) / tail
     except OSError as exc:
         # The tree changed while it was being resolved (a link removed or
         # swapped mid-walk): refuse, on the record, rather than guess.
@@ -93,12 +150,39 @@ def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
         ) from None
 
 
-def _root_of(real: Path, roots: tuple[FsRoot, ...]) -> FsRoot | None:
+def _root_of(real: str, roots: tuple[tuple[str, FsRoot], ...]) -> FsRoot | None:
+    """The innermost root containing ``real`` (roots given with their string form)."""
     best: FsRoot | None = None
-    for root in roots:
-        if real.is_relative_to(root.path) and (best is None or len(root.path.parts) > len(best.path.parts)):
+    for text, root in roots:
+        if within(real, text) and (best is None or len(root.path.parts) > len(best.path.parts)):
             best = root
     return best
+
+
+_internal_strs: tuple[tuple[Path, ...], tuple[str, ...]] = ((), ())
+
+
+def _internal() -> tuple[str, ...]:
+    """``internal_dirs()`` as strings (asked every check: it follows the environment)."""
+    global _internal_strs
+    dirs = internal_dirs()
+    known, strs = _internal_strs
+    if dirs != known:
+        strs = tuple(str(d) for d in dirs)
+        _internal_strs = (dirs, strs)
+    return strs
+
+
+def _forbidden(real: str, root: FsRoot | None) -> str | None:
+    """Why ``real`` is off limits whatever the roots say: "internal", a special dir, or None."""
+    internal = _internal()
+    if real.startswith(internal) and any(within(real, d) for d in internal):
+        return "internal"
+    if real.startswith(_SPECIAL_STRS):
+        for special in _SPECIAL_STRS:
+            if within(real, special) and (root is None or not within(str(root.path), special)):
+                return special
+    return None
 
 
 def _specs(roots: tuple[FsRoot, ...]) -> str:
@@ -116,34 +200,33 @@ def decide_fs(view: FsView, op: str, path: str, *, write: bool) -> tuple[Path, s
     if write and mode == "read-only":
         raise Denied("filesystem.read-only", f"filesystem: {name} {shown} denied: runtime_fs_mode read-only")
     real = resolve(path, view.cwd, follow_last=name not in ENTRY_OPS)
-    roots = view.writable if write else view.readable
-    root = _root_of(real, roots)
-    for internal in internal_dirs():
-        if real.is_relative_to(internal):
-            raise Denied(
-                "filesystem.internal",
-                f"filesystem: {name} {shown} denied: hugind's own cache and engine files are never reachable",
-            )
-    for special in SPECIAL_DIRS:
-        if real.is_relative_to(special) and (root is None or not root.path.is_relative_to(special)):
-            raise Denied(
-                "filesystem.special",
-                f"filesystem: {name} {shown} denied: {special} is off limits unless listed explicitly",
-            )
+    real_str = str(real)
+    roots = view.writable_strs if write else view.readable_strs
+    root = _root_of(real_str, roots)
+    forbidden = _forbidden(real_str, root)
+    if forbidden == "internal":
+        raise Denied(
+            "filesystem.internal",
+            f"filesystem: {name} {shown} denied: hugind's own cache and engine files are never reachable",
+        )
+    if forbidden is not None:
+        raise Denied(
+            "filesystem.special",
+            f"filesystem: {name} {shown} denied: {forbidden} is off limits unless listed explicitly",
+        )
     if root is None:
         kind = "writable" if write else "readable"
         raise Denied(
             "filesystem.outside-roots",
-            f"filesystem: {name} {shown} denied: outside the {kind} roots ({_specs(roots)})",
+            f"filesystem: {name} {shown} denied: outside the {kind} roots ({_specs(tuple(r for _, r in roots))})",
         )
-    if name in ROOT_PROTECTED_OPS and real == root.path:
+    if name in ROOT_PROTECTED_OPS and real_str == str(root.path):
         raise Denied("filesystem.root", f"filesystem: {name} {shown} denied: it is the allowed root itself")
     return real, f"filesystem.{'write' if write else 'read'}:{root.spec}"
 
 
 def may_write(view: FsView, real: Path) -> bool:
     """Whether an already-resolved path lies in a writable root (no special dir)."""
-    root = _root_of(real, view.writable)
-    if root is None or any(real.is_relative_to(d) for d in internal_dirs()):
-        return False
-    return not any(real.is_relative_to(s) and not root.path.is_relative_to(s) for s in SPECIAL_DIRS)
+    text = str(real)
+    root = _root_of(text, view.writable_strs)
+    return root is not None and _forbidden(text, root) is None

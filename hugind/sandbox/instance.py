@@ -1,14 +1,28 @@
 """One guest: a wasmtime store + instance wired to the host ABI v1.
 
-The ``hugind`` imports (``call``, ``take``, ``submit``) bounds-check every
-pointer and length against the guest's memory before touching it; an abusive
-guest gets a negative status, never a host crash. See runtimes/wasm/ABI.md.
+The ``hugind`` imports (``call``, ``call_into``, ``take``, ``submit``)
+bounds-check every pointer and length against the guest's memory before
+touching it; an abusive guest gets a negative status, never a host crash.
+See runtimes/wasm/ABI.md.
+
+Instantiating is cheap because nothing per guest is linked: every engine has
+one ``Linker`` (WASI, the WASI guard's interposed functions, the hugind
+imports) and every module one ``InstancePre`` of it. The shared imports find
+the guest they serve through ``_running``: the guest whose export (or start
+function) the current thread is running. Guest code only ever runs inside
+``GuestInstance.enter`` or the instantiation, which set it, so an import
+always serves the store that called it; one called with no guest running
+traps.
 """
 
 from __future__ import annotations
 
+import ctypes
+import threading
 import time
-from collections.abc import Callable
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +30,7 @@ import wasmtime
 
 from hugind.errors import AgentFailed, EngineError, HugindError, LimitExceeded, TrapError
 from hugind.host.dispatch import Dispatcher
+from hugind.sandbox import raw_import, wasi_guard
 from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
 from hugind.sandbox.wasi_guard import WasiGuard
 
@@ -29,6 +44,7 @@ MAX_REQUEST_BYTES = 64 * 1024 * 1024
 ABI_VERSION = 1
 
 I32 = wasmtime.ValType.i32()
+_MASK32 = 0xFFFFFFFF
 
 OutputSink = Callable[[bytes], None]
 
@@ -49,6 +65,63 @@ class GuestIO:
     argv: list[str] = field(default_factory=list)
     env: dict[str, str] = field(default_factory=dict)
     preopens: list[tuple[Path, str, bool]] = field(default_factory=list)  # host, guest, writable
+
+
+class _Running(threading.local):
+    guest: GuestInstance | None = None
+
+
+_running = _Running()
+
+
+def _current() -> GuestInstance:
+    guest = _running.guest
+    if guest is None:
+        raise EngineError("a hugind import was called while no guest of this thread was running")
+    return guest
+
+
+def _current_guard() -> WasiGuard:
+    return _current().wasi_guard
+
+
+class _Linked:
+    """One engine's linker and the pre-linked modules it has served."""
+
+    def __init__(self, engine: wasmtime.Engine) -> None:
+        linker = wasmtime.Linker(engine)
+        linker.define_wasi()
+        # The WASI calls that can write a file get the hard-link rule of fs.* (wasi_guard.py).
+        wasi_guard.install(linker, _current_guard)
+        # The hugind imports take the raw path (raw_import.py): one crossing costs ~1 us there.
+        raw_import.define(linker, "hugind", "call", 2, lambda c, p, n: _current()._call(c, p, n))
+        raw_import.define(linker, "hugind", "take", 2, lambda c, p, n: _current()._take(c, p, n))
+        raw_import.define(linker, "hugind", "submit", 2, lambda c, p, n: _current()._submit(c, p, n))
+        raw_import.define(linker, "hugind", "call_into", 4, lambda c, p, n, d, k: _current()._call_into(c, p, n, d, k))
+        self.linker = linker
+        self.pres: weakref.WeakKeyDictionary[wasmtime.Module, wasmtime.InstancePre] = weakref.WeakKeyDictionary()
+        self.lock = threading.Lock()
+
+    def pre(self, module: wasmtime.Module) -> wasmtime.InstancePre:
+        """The module linked once (raises WasmtimeError if its imports cannot be satisfied)."""
+        with self.lock:
+            pre = self.pres.get(module)
+            if pre is None:
+                pre = self.linker.instantiate_pre(module)
+                self.pres[module] = pre
+            return pre
+
+
+_linked: weakref.WeakKeyDictionary[wasmtime.Engine, _Linked] = weakref.WeakKeyDictionary()
+_linked_lock = threading.Lock()
+
+
+def _linked_for(engine: wasmtime.Engine) -> _Linked:
+    with _linked_lock:
+        linked = _linked.get(engine)
+        if linked is None:
+            linked = _linked[engine] = _Linked(engine)
+        return linked
 
 
 class GuestInstance:
@@ -74,24 +147,22 @@ class GuestInstance:
         self._response: bytes | None = None
         self._output_bytes = 0
         self.interrupt_reason: str | None = None
+        self._memory: wasmtime.Memory | None = None
         self.store.set_wasi(self._wasi(io))
-
-        linker = wasmtime.Linker(self.engine)
-        linker.define_wasi()
-        # The WASI calls that can write a file get the hard-link rule of fs.* (wasi_guard.py).
-        WasiGuard(self.engine, self.store, dispatcher.ctx.policy).install(linker)
-        ty = wasmtime.FuncType
-        linker.define_func("hugind", "call", ty([I32, I32], [I32]), self._call, access_caller=True)
-        linker.define_func("hugind", "take", ty([I32, I32], [I32]), self._take, access_caller=True)
-        linker.define_func("hugind", "submit", ty([I32, I32], [I32]), self._submit, access_caller=True)
+        self.wasi_guard = WasiGuard(self.engine, dispatcher.ctx.policy)
         # Instantiation runs guest code (the start function, data segments), so
         # it gets the run's own deadline; fuel and the memory cap are already set.
         self.store.set_epoch_deadline(seconds_to_ticks(budget_s))
         try:
-            self.instance = linker.instantiate(self.store, wasm_module)
+            pre = _linked_for(self.engine).pre(wasm_module)
+            with self._running():
+                self.instance = pre.instantiate(self.store)
         except wasmtime.ExitTrap as exc:
             raise AgentFailed("Exit", f"the module called proc_exit({exc.code}) while being instantiated") from None
         except wasmtime.Trap as exc:
+            failure = raw_import.take_failure()
+            if failure is not None:
+                raise failure from None
             raise self._trap_error(exc, " while instantiating the module (start function or data segments)") from None
         except wasmtime.WasmtimeError as exc:
             # `blame`: a broken engine is ours (EngineError); a raw agent module
@@ -101,7 +172,23 @@ class GuestInstance:
         memory = self.exports.get("memory")
         if not isinstance(memory, wasmtime.Memory):
             raise EngineError("the module does not export its linear memory as 'memory'")
-        self.memory = memory
+        self._memory = memory
+
+    @property
+    def memory(self) -> wasmtime.Memory:
+        if self._memory is None:
+            raise EngineError("the guest's memory is not known before its instantiation has finished")
+        return self._memory
+
+    @contextmanager
+    def _running(self) -> Iterator[None]:
+        """This thread runs this guest's code: the shared imports serve it (nested runs restore the outer one)."""
+        outer = _running.guest
+        _running.guest = self
+        try:
+            yield
+        finally:
+            _running.guest = outer
 
     # ---- WASI ------------------------------------------------------------------
 
@@ -147,47 +234,72 @@ class GuestInstance:
 
     def _memory_of(self, caller: wasmtime.Caller) -> wasmtime.Memory | None:
         # A start function may call the host before instantiate() has returned
-        # and self.memory is known: look the export up through the caller then.
-        memory = getattr(self, "memory", None)
+        # and self._memory is known: look the export up through the caller then.
+        memory = self._memory
         if memory is None:
             found = caller.get("memory")
             memory = found if isinstance(found, wasmtime.Memory) else None
         return memory
 
     def _read(self, caller: wasmtime.Caller, ptr: int, length: int) -> bytes | int:
-        ptr &= 0xFFFFFFFF
-        if length < 0:
-            return E_FAULT
-        if length > MAX_REQUEST_BYTES:
-            return E_TOO_BIG
         memory = self._memory_of(caller)
-        if memory is None or ptr + length > memory.data_len(caller):
+        if memory is None:
             return E_FAULT
-        return bytes(memory.read(caller, ptr, ptr + length))
+        return _read_at(memory, caller, memory.data_len(caller), ptr, length)
 
-    def _call(self, caller: wasmtime.Caller, ptr: int, length: int) -> int:
-        req = self._read(caller, ptr, length)
-        if isinstance(req, int):
-            return req
-        self._response = self.dispatcher.call(req)
+    def _serve(self, request: bytes) -> bytes:
+        reply = self.dispatcher.call(request)
         if time.monotonic() >= self.dispatcher.ctx.deadline:
             # A blocking call (ask_llm, http_get) used up the run: trap the guest
             # now (wasmtime re-raises this from the export call), before it can
             # turn the host's Timeout into an outcome of its own.
             raise LimitExceeded("run stopped: wall-clock deadline exceeded (permissions.limits.timeout)")
+        return reply
+
+    def _call(self, caller: wasmtime.Caller, ptr: int, length: int) -> int:
+        req = self._read(caller, ptr, length)
+        if isinstance(req, int):
+            return req
+        self._response = self._serve(req)
         return len(self._response)
+
+    def _call_into(self, caller: wasmtime.Caller, ptr: int, length: int, dst: int, cap: int) -> int:
+        """``call`` whose reply lands in ``dst`` when it fits in ``cap`` bytes (one crossing).
+
+        ``dst``/``cap`` are checked before the request is served, so an abusive
+        destination costs no side effect; a reply that does not fit waits for ``take``."""
+        dst &= _MASK32
+        memory = self._memory_of(caller)
+        if memory is None:
+            return E_FAULT
+        limit = memory.data_len(caller)
+        if cap < 0 or dst + cap > limit:
+            return E_FAULT
+        req = _read_at(memory, caller, limit, ptr, length)
+        if isinstance(req, int):
+            return req
+        reply = self._serve(req)
+        size = len(reply)
+        if size > cap:
+            self._response = reply
+            return size
+        self._response = None
+        # The guest ran no code while the host served the call, so its memory is
+        # the one checked above; its base address is asked again all the same.
+        ctypes.memmove(ctypes.addressof(memory.data_ptr(caller).contents) + dst, reply, size)
+        return size
 
     def _take(self, caller: wasmtime.Caller, ptr: int, cap: int) -> int:
         if self._response is None:
             return E_NO_RESPONSE
-        ptr &= 0xFFFFFFFF
+        ptr &= _MASK32
         size = len(self._response)
         if cap < size:
             return E_SMALL_BUFFER
         memory = self._memory_of(caller)
         if memory is None or ptr + size > memory.data_len(caller):
             return E_FAULT
-        memory.write(caller, self._response, ptr)
+        ctypes.memmove(ctypes.addressof(memory.data_ptr(caller).contents) + ptr, self._response, size)
         self._response = None
         return size
 
@@ -210,12 +322,19 @@ class GuestInstance:
         if self.interrupt_reason is None:
             self.store.set_epoch_deadline(seconds_to_ticks(budget_s))
         try:
-            return func(self.store, *args)
+            with self._running():
+                return func(self.store, *args)
         except wasmtime.ExitTrap as exc:
             raise GuestExit(exc.code) from None
         except wasmtime.Trap as exc:
+            failure = raw_import.take_failure()
+            if failure is not None:
+                raise failure from None  # what a hugind import raised (a deadline, a host bug)
             raise self._trap_error(exc) from None
         except wasmtime.WasmtimeError as exc:
+            failure = raw_import.take_failure()
+            if failure is not None:
+                raise failure from None
             raise TrapError(f"wasm error: {_first_line(exc)}") from None
 
     def _trap_error(self, trap: wasmtime.Trap, where: str = "") -> Exception:
@@ -250,21 +369,51 @@ class GuestInstance:
                 f"the guest's hugind_alloc({len(data)}) returned {ptr:#x}, outside its {size}-byte memory "
                 "(a bug in the guest)"
             )
-        self.memory.write(self.store, data, ptr)
+        ctypes.memmove(ctypes.addressof(self.memory.data_ptr(self.store).contents) + ptr, data, len(data))
         return ptr
+
+
+_initial_memory: weakref.WeakKeyDictionary[wasmtime.Module, int] = weakref.WeakKeyDictionary()
+
+
+def _initial_memory_bytes(module: wasmtime.Module) -> int:
+    """The most memory any of the module's memories starts with (asked once per module)."""
+    needed = _initial_memory.get(module)
+    if needed is None:
+        page = 64 * 1024
+        needed = max(
+            (
+                item.type.limits.min * page
+                for item in (*module.exports, *module.imports)
+                if isinstance(item.type, wasmtime.MemoryType)
+            ),
+            default=0,
+        )
+        _initial_memory[module] = needed
+    return needed
 
 
 def _check_initial_memory(module: wasmtime.Module, cap: int) -> None:
     """A module whose memory starts above the cap can never run: say so plainly."""
-    page = 64 * 1024
-    for item in (*module.exports, *module.imports):
-        if isinstance(item.type, wasmtime.MemoryType):
-            needed = item.type.limits.min * page
-            if needed > cap:
-                raise LimitExceeded(
-                    f"the module needs {needed / 2**20:.1f} MiB of memory at start, over the cap of "
-                    f"{cap / 2**20:.1f} MiB (permissions.limits.memory_mb)"
-                )
+    needed = _initial_memory_bytes(module)
+    if needed > cap:
+        raise LimitExceeded(
+            f"the module needs {needed / 2**20:.1f} MiB of memory at start, over the cap of "
+            f"{cap / 2**20:.1f} MiB (permissions.limits.memory_mb)"
+        )
+
+
+def _read_at(memory: wasmtime.Memory, caller: wasmtime.Caller, limit: int, ptr: int, length: int) -> bytes | int:
+    """The request at ``ptr`` in a memory of ``limit`` bytes, or the ABI status refusing it."""
+    ptr &= _MASK32
+    if length < 0:
+        return E_FAULT
+    if length > MAX_REQUEST_BYTES:
+        return E_TOO_BIG
+    if ptr + length > limit:
+        return E_FAULT
+    # One copy straight out of linear memory (Memory.read builds a bytearray first).
+    return ctypes.string_at(ctypes.addressof(memory.data_ptr(caller).contents) + ptr, length)
 
 
 class GuestExit(Exception):

@@ -12,7 +12,8 @@ from hugind.sandbox.engine import EngineConfig, load_module
 
 MAX_MODULE_BYTES = 64 * 1024 * 1024
 WASI_MODULE = "wasi_snapshot_preview1"
-HUGIND_IMPORTS = frozenset({"call", "take", "submit"})
+# The hugind imports and their parameter counts (all i32, one i32 result; ABI.md).
+HUGIND_IMPORTS = {"call": 2, "take": 2, "submit": 2, "call_into": 4}
 PINNED_WASM = "wasm"  # Agent.extra key: module bytes verified against --expect, run instead of re-reading the file
 
 
@@ -36,15 +37,16 @@ def check_imports(module: wasmtime.Module) -> None:
         if not granted or not isinstance(imp.type, wasmtime.FuncType):
             raise InvalidModule(
                 f"the module imports {_describe(imp.type)} '{imp.module}.{name}', which hugind does not grant "
-                f"(granted: hugind.{{call,take,submit}} and WASI preview 1 functions)"
+                f"(granted: hugind.{{call,call_into,take,submit}} and WASI preview 1 functions)"
             )
         if imp.module == "hugind":
             params = [str(p) for p in imp.type.params]
             results = [str(r) for r in imp.type.results]
-            if (params, results) != (["i32", "i32"], ["i32"]):
+            want = ["i32"] * HUGIND_IMPORTS[name]
+            if (params, results) != (want, ["i32"]):
                 raise InvalidModule(
                     f"the module imports 'hugind.{name}' as ({', '.join(params)}) -> ({', '.join(results)}); "
-                    "ABI v1 defines it as (i32, i32) -> (i32)"
+                    f"ABI v1 defines it as ({', '.join(want)}) -> (i32)"
                 )
 
 

@@ -11,9 +11,13 @@ the interposed ones go through Python).
 
 Why a relay instance: wasmtime's WASI functions find the guest's memory through
 the ``memory`` export of the *calling instance*; called from a Python host
-function they have no calling instance and fail. So each store gets a tiny
-relay module (generated WAT) that imports the real WASI functions and exports
-one-line wasm forwarders plus one page of its own memory. A wrapper copies the
+function they have no calling instance and fail. So a store whose guest calls
+one of the interposed functions gets a tiny relay module (generated WAT) that
+imports the real WASI functions and exports one-line wasm forwarders plus one
+page of its own memory. The relay is instantiated in the guest's store on the
+first interposed call, not before: most guests (the JS engine) never make one,
+and the linker holding the interposed functions is shared by every store of an
+engine, finding the store's guard through ``current``. A wrapper copies the
 guest's path into the relay's memory, calls the forwarder (WASI's caller is
 then the relay, and every pointer is relative to the relay's memory), checks
 the result and copies it back. The guest's memory is only read and, for the
@@ -147,37 +151,44 @@ class WasiGuard:
     as a ``filesystem.host-refusal`` denial, like the refusals of ``fs.*``.
     """
 
-    def __init__(self, engine: wasmtime.Engine, store: wasmtime.Store, policy: Any | None) -> None:
-        linker, module = _relay(engine)
-        exports = linker.instantiate(store, module).exports(store)
+    def __init__(self, engine: wasmtime.Engine, policy: Any | None) -> None:
+        self._engine = engine
+        self._policy = policy
+        self._mem: wasmtime.Memory | None = None
+        self._real: dict[str, wasmtime.Func] = {}
+
+    def _relay_ready(self, caller: wasmtime.Caller) -> wasmtime.Memory:
+        """The relay's memory, instantiating the relay in the caller's store on first use."""
+        if self._mem is not None:
+            return self._mem
+        linker, module = _relay(self._engine)
+        exports = linker.instantiate(caller, module).exports(caller)
         memory = exports["memory"]
         if not isinstance(memory, wasmtime.Memory):
             raise EngineError("the WASI relay module does not export its memory")
-        self._mem = memory
-        self._real: dict[str, wasmtime.Func] = {}
         for name in _RELAYED:
             func = exports[name]
             if not isinstance(func, wasmtime.Func):
                 raise EngineError(f"the WASI relay module does not export {name}")
             self._real[name] = func
-        self._policy = policy
+        self._mem = memory
+        return memory
 
-    def install(self, linker: wasmtime.Linker) -> None:
-        """Shadow the interposed functions in a linker that already has ``define_wasi()``."""
-        handlers: dict[str, Callable[..., int]] = {
-            "path_open": self._path_open,
-            "path_filestat_set_times": self._path_filestat_set_times,
-            "path_link": self._path_link,
-            "fd_filestat_set_size": self._fd_guarded("fd_filestat_set_size"),
-            "fd_filestat_set_times": self._fd_guarded("fd_filestat_set_times"),
-            "fd_allocate": self._fd_guarded("fd_allocate"),
-        }
-        linker.allow_shadowing = True
-        try:
-            for name, params in _INTERPOSED.items():
-                linker.define_func(WASI, name, _functype(params), handlers[name], access_caller=True)
-        finally:
-            linker.allow_shadowing = False
+    @property
+    def _memory(self) -> wasmtime.Memory:
+        if self._mem is None:
+            raise EngineError("the WASI relay is used before it was instantiated")
+        return self._mem
+
+    def handler(self, name: str) -> Callable[..., int]:
+        """The guard's implementation of interposed function ``name``."""
+        if name == "path_open":
+            return self._path_open
+        if name == "path_filestat_set_times":
+            return self._path_filestat_set_times
+        if name == "path_link":
+            return self._path_link
+        return self._fd_guarded(name)
 
     # ---- the interposed functions ----------------------------------------------------
 
@@ -208,13 +219,13 @@ class WasiGuard:
             # a refused hard link must not lose a byte before the check.
             oflags &= ~OFLAG_TRUNC
             rights |= RIGHT_FD_WRITE
-        self._mem.write(caller, path, _PATH_AT)
+        self._memory.write(caller, path, _PATH_AT)
         err = self._real["path_open"](
             caller, dirfd, dirflags, _PATH_AT, len(path), oflags, rights, inheriting, fdflags, _FD_AT
         )
         if err:
             return err
-        fd = int.from_bytes(self._mem.read(caller, _FD_AT, _FD_AT + 4), "little")
+        fd = int.from_bytes(self._memory.read(caller, _FD_AT, _FD_AT + 4), "little")
         if write:
             err = self._check_opened(caller, fd, truncate, dirfd, path)
             if err:
@@ -255,7 +266,7 @@ class WasiGuard:
         path = _read(caller, _guest_memory(caller), path_ptr, path_len)
         if isinstance(path, int):
             return path
-        self._mem.write(caller, path, _PATH_AT)
+        self._memory.write(caller, path, _PATH_AT)
         err = self._real["path_filestat_get"](caller, dirfd, lookupflags, _PATH_AT, len(path), _STAT_AT)
         if err:
             return err
@@ -268,7 +279,7 @@ class WasiGuard:
         err = self._real["path_open"](caller, dirfd, lookupflags, _PATH_AT, len(path), oflags, 0, 0, 0, _FD_AT)
         if err:
             return err
-        fd = int.from_bytes(self._mem.read(caller, _FD_AT, _FD_AT + 4), "little")
+        fd = int.from_bytes(self._memory.read(caller, _FD_AT, _FD_AT + 4), "little")
         try:
             err, filetype, nlink = self._stat_fd(caller, fd)
             if err:
@@ -331,19 +342,19 @@ class WasiGuard:
         return ESUCCESS, stat[2], stat[3]
 
     def _filestat(self, caller: wasmtime.Caller) -> tuple[int, ...]:
-        return _FILESTAT.unpack(bytes(self._mem.read(caller, _STAT_AT, _STAT_AT + _FILESTAT.size)))
+        return _FILESTAT.unpack(bytes(self._memory.read(caller, _STAT_AT, _STAT_AT + _FILESTAT.size)))
 
     def _shown(self, caller: wasmtime.Caller, dirfd: int, path: bytes) -> str:
         """The guest's path joined to its preopen's name when the dir fd is a preopen."""
         text = path.decode("utf-8", errors="replace")
         if self._real["fd_prestat_get"](caller, dirfd, _PRESTAT_AT):
             return text
-        tag, name_len = _PRESTAT.unpack(bytes(self._mem.read(caller, _PRESTAT_AT, _PRESTAT_AT + _PRESTAT.size)))
+        tag, name_len = _PRESTAT.unpack(bytes(self._memory.read(caller, _PRESTAT_AT, _PRESTAT_AT + _PRESTAT.size)))
         if tag != 0 or name_len > MAX_PATH_BYTES:
             return text
         if self._real["fd_prestat_dir_name"](caller, dirfd, _PATH_AT, name_len):
             return text
-        prefix = bytes(self._mem.read(caller, _PATH_AT, _PATH_AT + name_len)).decode("utf-8", errors="replace")
+        prefix = bytes(self._memory.read(caller, _PATH_AT, _PATH_AT + name_len)).decode("utf-8", errors="replace")
         return posixpath.join(prefix, text)
 
     def _refused(self, caller: wasmtime.Caller, func: str, **detail: Any) -> None:
@@ -368,3 +379,25 @@ def _read(caller: wasmtime.Caller, memory: wasmtime.Memory, ptr: int, length: in
     if length > MAX_PATH_BYTES:
         return ENAMETOOLONG
     return bytes(memory.read(caller, ptr, ptr + length))
+
+
+def install(linker: wasmtime.Linker, current: Callable[[], WasiGuard]) -> None:
+    """Shadow the interposed functions in a linker that already has ``define_wasi()``.
+
+    The linker may serve many stores: each call asks ``current()`` for the guard
+    of the store whose guest is running (it must fail rather than guess)."""
+
+    def route(name: str) -> Callable[..., int]:
+        def interposed(caller: wasmtime.Caller, *args: int) -> int:
+            guard = current()
+            guard._relay_ready(caller)
+            return guard.handler(name)(caller, *args)
+
+        return interposed
+
+    linker.allow_shadowing = True
+    try:
+        for name, params in _INTERPOSED.items():
+            linker.define_func(WASI, name, _functype(params), route(name), access_caller=True)
+    finally:
+        linker.allow_shadowing = False

@@ -25,6 +25,9 @@
 __attribute__((import_module("hugind"), import_name("call")))
 int32_t hugind_host_call(const uint8_t *req, int32_t req_len);
 
+__attribute__((import_module("hugind"), import_name("call_into")))
+int32_t hugind_host_call_into(const uint8_t *req, int32_t req_len, uint8_t *dst, int32_t cap);
+
 __attribute__((import_module("hugind"), import_name("take")))
 int32_t hugind_host_take(uint8_t *dst, int32_t cap);
 
@@ -54,11 +57,19 @@ static void engine_fatal(const char *what) {
 
 /* ---- host call bridge --------------------------------------------------- */
 
+/* Replies that fit here (most: a bool, a short path, a small JSON value)
+   cost one crossing: call_into writes them straight into it. */
+#define EXCHANGE_BYTES 16384
+static uint8_t exchange[EXCHANGE_BYTES];
+
 /* Perform one synchronous host call; returns the response as a JS string. */
 static JSValue host_call_str(JSContext *c, const char *req, size_t req_len) {
-    int32_t n = hugind_host_call((const uint8_t *)req, (int32_t)req_len);
+    int32_t n = hugind_host_call_into((const uint8_t *)req, (int32_t)req_len, exchange, EXCHANGE_BYTES);
     if (n < 0)
         return JS_ThrowInternalError(c, "host call rejected by the ABI (%d)", n);
+    if (n <= EXCHANGE_BYTES)
+        return JS_NewStringLen(c, (const char *)exchange, (size_t)n);
+    /* Too big for the exchange buffer: the reply waits in the mailbox. */
     char *buf = malloc((size_t)n + 1);
     if (!buf)
         return JS_ThrowOutOfMemory(c);

@@ -57,11 +57,16 @@
 
 #define HUGIND_EXPORT(name) __attribute__((export_name(name)))
 
-/* ---- the three imports (module "hugind") -------------------------------------
-   Exposed under their own names so an agent (or a test) can use the raw ABI. */
+/* ---- the imports (module "hugind") ---------------------------------------------
+   Exposed under their own names so an agent (or a test) can use the raw ABI.
+   call_into is call that writes a reply of at most `cap` bytes straight to
+   `dst` (one crossing instead of call + take); a longer reply waits for take. */
 
 __attribute__((import_module("hugind"), import_name("call")))
 int32_t hugind_abi_call(const void *req, int32_t len);
+
+__attribute__((import_module("hugind"), import_name("call_into")))
+int32_t hugind_abi_call_into(const void *req, int32_t len, void *dst, int32_t cap);
 
 __attribute__((import_module("hugind"), import_name("take")))
 int32_t hugind_abi_take(void *dst, int32_t cap);

@@ -1,0 +1,83 @@
+"""Host imports defined through wasmtime's unchecked callback: the hot path of every host call.
+
+wasmtime-py's ordinary host functions go through a generic trampoline that
+wraps every parameter and result in ``Val`` objects and compares value types
+by allocating new ones: ~10 us per crossing, more than a whole ``fs.exists``
+needs on the host. The hugind imports take and return only ``i32``s, so they
+are defined with ``wasmtime_linker_define_func_unchecked`` instead: the
+callback reads its arguments straight out of the raw value array and writes
+the result into its first slot (~1 us per crossing).
+
+Errors: an exception in a handler becomes a trap (the guest stops at once,
+as with the ordinary trampoline) and is kept for this thread; the code that
+entered the guest calls ``take_failure()`` when the call ends in a trap and
+re-raises the original exception (a ``LimitExceeded``, say).
+
+This uses wasmtime-py's ``_ffi`` bindings (the C API is stable; the package
+is pinned to one major version in pyproject.toml).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+from collections.abc import Callable
+
+import wasmtime
+from wasmtime import _ffi as ffi
+
+# handler(caller, *i32 args) -> i32
+RawHandler = Callable[..., int]
+
+_TRAP_MESSAGE = b"hugind host import failed"
+_NO_FINALIZER = ctypes.cast(0, ctypes.CFUNCTYPE(None, ctypes.c_void_p))
+# The C side holds raw pointers to the callbacks: they must live as long as the process.
+_keep_alive: list[object] = []
+
+
+class _Failure(threading.local):
+    exc: BaseException | None = None
+
+
+_failure = _Failure()
+
+
+def take_failure() -> BaseException | None:
+    """The exception that made this thread's last guest call trap, if a raw import raised it (cleared)."""
+    exc, _failure.exc = _failure.exc, None
+    return exc
+
+
+def define(linker: wasmtime.Linker, module: str, name: str, nparams: int, handler: RawHandler) -> None:
+    """Define ``module.name``, ``(i32 x nparams) -> i32``, served by ``handler(caller, *args)``."""
+    i32 = wasmtime.ValType.i32()
+    functype = wasmtime.FuncType([i32] * nparams, [i32])
+
+    def callback(_env: object, caller_ptr: object, values: ctypes.Array, _count: int) -> int:
+        caller = wasmtime.Caller(caller_ptr)  # type: ignore[arg-type]
+        try:
+            values[0].i32 = handler(caller, *(values[i].i32 for i in range(nparams)))
+            return 0
+        except BaseException as exc:
+            _failure.exc = exc
+            trap = ffi.wasmtime_trap_new(ctypes.create_string_buffer(_TRAP_MESSAGE), len(_TRAP_MESSAGE))
+            return ctypes.cast(trap, ctypes.c_void_p).value or 0
+        finally:
+            caller._invalidate()  # as wasmtime-py's trampoline: the caller dies with the call
+
+    raw = ffi.wasmtime_func_unchecked_callback_t(callback)
+    _keep_alive.append(raw)
+    module_bytes, name_bytes = module.encode(), name.encode()
+    error = ffi.wasmtime_linker_define_func_unchecked(
+        linker.ptr(),
+        ctypes.create_string_buffer(module_bytes),
+        len(module_bytes),
+        ctypes.create_string_buffer(name_bytes),
+        len(name_bytes),
+        functype.ptr(),
+        raw,
+        None,
+        _NO_FINALIZER,
+    )
+    if error:
+        raise wasmtime.WasmtimeError._from_ptr(error)
