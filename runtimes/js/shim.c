@@ -39,6 +39,15 @@ int32_t hugind_host_submit(const uint8_t *req, int32_t req_len);
 static int32_t hugind_host_call(const uint8_t *req, int32_t req_len);
 static int32_t hugind_host_take(uint8_t *dst, int32_t cap);
 static int32_t hugind_host_submit(const uint8_t *req, int32_t req_len);
+
+/* call_into over the in-engine call/take: same contract as the host import
+   (the reply lands in dst when it fits, else it waits for take). */
+static int32_t hugind_host_call_into(const uint8_t *req, int32_t req_len, uint8_t *dst, int32_t cap) {
+    int32_t n = hugind_host_call(req, req_len);
+    if (n > 0 && n <= cap && hugind_host_take(dst, n) != n)
+        return -3; /* E_NO_RESPONSE: the mailbox lost the reply */
+    return n;
+}
 #endif
 
 /* ---- engine state ------------------------------------------------------- */
