@@ -47,12 +47,36 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="Print hugind's version and exit."),
+    ] = False,
+) -> None:
+    pass
+
+
 # Options several commands share: declared once so their names and help cannot drift.
 PolicyOption = Annotated[Optional[Path], typer.Option("--policy", help="A preset that tightens the policy.")]
 AuditOption = Annotated[Optional[Path], typer.Option("--audit", help="Append every policy decision (JSON lines).")]
 TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Shorten the wall-clock limit (s).")]
 BackendOption = Annotated[
     Optional[str], typer.Option("--backend", envvar="HUGIND_BACKEND", help="LLM backend: a config name or URL.")
+]
+ModelOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--model",
+        envvar="HUGIND_MODEL",
+        help="Model name sent to the LLM backend (overrides the backend's; a bare URL sends none without it).",
+    ),
 ]
 ExpectOption = Annotated[
     Optional[str], typer.Option("--expect", help="Refuse (exit 2) unless the agent's digest is this sha256:<hex>.")
@@ -110,6 +134,7 @@ def run(
     fuel: Annotated[Optional[int], typer.Option("--fuel", help="Meter the guest: trap after N fuel units.")] = None,
     timeout: TimeoutOption = None,
     backend: BackendOption = None,
+    model: ModelOption = None,
     json_events: Annotated[bool, typer.Option("--json", help="Agentic mode: NDJSON events on stdout.")] = False,
     stream: Annotated[bool, typer.Option("--stream", help="Agentic mode: stream LLM responses.")] = False,
     expect: ExpectOption = None,
@@ -128,7 +153,9 @@ def run(
         timeout=timeout,
         inherit_stdin=True,
         backend=backend,
+        model=model or None,
         stream=stream,
+        explain_denials=True,
     )
     if json_events:
         from hugind.agentic import NdjsonSink
@@ -261,6 +288,7 @@ def serve(
     audit: AuditOption = None,
     timeout: TimeoutOption = None,
     backend: BackendOption = None,
+    model: ModelOption = None,
 ) -> None:
     """Serve agents as the tools of an MCP server on stdio (eprint lines become progress notifications)."""
     from hugind.manifest import load_agent
@@ -269,7 +297,7 @@ def serve(
 
     try:
         loaded = [load_agent(path) for path in agents]
-        serve_agents(loaded, ServeOptions(strict, policy, audit, timeout, backend))
+        serve_agents(loaded, ServeOptions(strict, policy, audit, timeout, backend, model or None))
     except HugindError as err:
         raise _fail(err) from None
 
@@ -287,6 +315,7 @@ def team(
         Optional[Path], typer.Option("--state-dir", help="Where results and shared memory are kept.")
     ] = None,
     backend: BackendOption = None,
+    model: ModelOption = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --state-dir.")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard a previous run in --state-dir.")] = False,
     max_parallel: Annotated[Optional[int], typer.Option("--max-parallel", help="Tasks at once.")] = None,
@@ -300,6 +329,7 @@ def team(
             workflow,
             state_dir=state_dir,
             backend=backend,
+            model=model or None,
             resume=resume,
             fresh=fresh,
             max_parallel=max_parallel,

@@ -56,10 +56,12 @@ class RunOptions:
     extra_ops: list[Op] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)
     backend: str | None = None  # chosen by the user: trusted, unlike agent.yaml's
+    model: str | None = None  # the user's --model: overrides the backend's model name
     events: Any = None  # agentic loop event sink (NDJSON for --json)
     trace: Any = None  # None: follow HUGIND_TRACE
     stream: bool = False  # stream LLM responses in the agentic loop
     team: Any = None  # hugind.team.TeamContext: run as a team member (team.* ops, input.team)
+    explain_denials: bool = False  # after a denial, tell the user (stderr) which key allows it
 
 
 @dataclass
@@ -147,9 +149,10 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     env = resolve_env(agent.manifest.env, host_env)
     engine = make_policy(agent, options)
     engine.declared_env = dict(env)
-    backend = preview_backend(agent.manifest, options.backend)
+    backend = preview_backend(agent.manifest, options.backend, options.model)
     llm = LlmService(
-        lambda: choose_backend(agent.manifest, options.backend, engine, backend), session=session_meta(backend)
+        lambda: choose_backend(agent.manifest, options.backend, engine, backend, options.model),
+        session=session_meta(backend),
     )
     mcp_hub = None
     loop = None
@@ -188,7 +191,17 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
         child_network.close()
         engine.close()
         engine.audit.close()
+        if options.explain_denials and engine.denials:
+            _explain_denials(engine, options)
     return RunResult(has_result, value, engine.denials, time.monotonic() - started, loop)
+
+
+def _explain_denials(engine: PolicyEngine, options: RunOptions) -> None:
+    from hugind.denial_hints import denial_summary
+
+    lines = denial_summary(engine.audit.entries, strict=options.strict, preset=options.policy_file is not None)
+    if lines:
+        options.stderr(("\n".join(lines) + "\n").encode())
 
 
 def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmService) -> LoopResult:
