@@ -281,6 +281,30 @@ def build(
 
 
 @app.command(cls=_Command)
+def init(
+    directory: Annotated[Path, typer.Argument(help="Folder for the new agent (created; must be empty).")],
+    template: Annotated[
+        str, typer.Option("--template", "-t", help="js (script), agentic (LLM loop, one tool) or wasm-c (C, compiled).")
+    ] = "js",
+    force: Annotated[
+        bool, typer.Option("--force", help="Write into a non-empty folder; replaced files are listed.")
+    ] = False,
+) -> None:
+    """Create a new agent folder from a template: agent.yaml (a tight, commented policy), code, README, test.sh."""
+    from hugind.scaffold import next_steps, scaffold
+
+    def progress(line: str) -> None:
+        typer.echo(f"hugind: {line}", err=True)
+
+    try:
+        done = scaffold(directory, template, force=force, progress=progress)
+    except HugindError as err:
+        raise _fail(err) from None
+    for line in next_steps(done, str(directory)):
+        typer.echo(line)
+
+
+@app.command(cls=_Command)
 def serve(
     agents: Annotated[list[Path], typer.Argument(help="Agent folders, .js files or artifacts (tools).")],
     strict: Annotated[bool, typer.Option("--strict", help="Deny by default; a denial fails a call.")] = False,
