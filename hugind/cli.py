@@ -8,7 +8,7 @@ anew on every start (twice per command).
 import gc
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
@@ -258,18 +258,23 @@ def build(
     standalone: Annotated[
         bool, typer.Option("--standalone", help="One self-contained WASI command (engine included), hugind not needed.")
     ] = False,
+    verbose: Annotated[
+        bool, typer.Option("-v", "--verbose", help="Progress on stderr even when it is not a terminal.")
+    ] = False,
 ) -> None:
     """Compile a JS agent and its imports to a bytecode .wasm artifact (runs in wasmtime)."""
     from hugind.build import build_artifact, describe, write_atomically
     from hugind.manifest import load_agent
 
+    progress = _progress_printer(verbose)
     try:
         if standalone:
             from hugind.standalone import build_and_write
 
+            progress("building a standalone module: the engine snapshotted with the agent loaded (a few seconds)")
             typer.echo(build_and_write(load_agent(agent), output))
             return
-        data = build_artifact(load_agent(agent))
+        data = build_artifact(load_agent(agent), progress)
         write_atomically(output, data)
     except HugindError as err:
         raise _fail(err) from None
@@ -278,6 +283,19 @@ def build(
     info = describe(data)
     typer.echo(f"wrote {output} ({info['bytes']} bytes; modules: {', '.join(sorted(info['modules']))})", err=True)
     typer.echo(info["digest"])  # alone on stdout, so a script can capture the pin
+
+
+def _progress_printer(verbose: bool) -> Callable[[str], None]:
+    """Progress lines for stderr: on a terminal, or with -v; never on stdout, whose
+    digest line scripts capture."""
+    if not (verbose or sys.stderr.isatty()):
+        return lambda _line: None
+
+    def say(line: str) -> None:
+        sys.stderr.write(f"hugind: {line}\n")
+        sys.stderr.flush()
+
+    return say
 
 
 @app.command(cls=_Command)
