@@ -65,8 +65,11 @@ def _shown(request: Any) -> str:
     return ""
 
 
-def denial_summary(entries: Iterable[Mapping[str, Any]], *, strict: bool = False, preset: bool = False) -> list[str]:
-    """Lines for stderr: one per distinct denying rule (first example shown), or none."""
+def denial_summary(
+    entries: Iterable[Mapping[str, Any]], *, total: int = 0, strict: bool = False, preset: bool = False
+) -> list[str]:
+    """Lines for stderr: one per distinct denying rule (first example shown), or none.
+    ``total``: the run's count of denials, when the kept entries may hold fewer."""
     first: dict[str, str] = {}
     counts: dict[str, int] = {}
     for entry in entries:
@@ -77,7 +80,7 @@ def denial_summary(entries: Iterable[Mapping[str, Any]], *, strict: bool = False
         first.setdefault(rule, _shown(entry.get("request")))
     if not counts:
         return []
-    total = sum(counts.values())
+    total = max(total, sum(counts.values()))
     lines = [f"hugind: the policy denied {total} request{'s' if total > 1 else ''}; to allow, edit agent.yaml:"]
     for rule, n in counts.items():
         example = f" {first[rule]}" if first[rule] else ""

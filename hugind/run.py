@@ -199,7 +199,9 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
 def _explain_denials(engine: PolicyEngine, options: RunOptions) -> None:
     from hugind.denial_hints import denial_summary
 
-    lines = denial_summary(engine.audit.entries, strict=options.strict, preset=options.policy_file is not None)
+    lines = denial_summary(
+        engine.audit.entries, total=engine.denials, strict=options.strict, preset=options.policy_file is not None
+    )
     if lines:
         options.stderr(("\n".join(lines) + "\n").encode())
 
