@@ -170,13 +170,25 @@ def run(
             loaded = verify(loaded, expect, str(agent))
         result = run_agent(loaded, options)
     except HugindError as err:
-        raise _fail(err) from None
+        stop = _fail(err)
+        _print_hints(getattr(err, "denial_hints", None))
+        raise stop from None
     if result.has_result and not (json_events and result.loop is not None):
         sys.stdout.write(json.dumps(result.value, ensure_ascii=False) + "\n")
         sys.stdout.flush()
     verdict = strict_verdict(result) if strict else None
     if verdict is not None:
-        raise _fail(verdict)
+        stop = _fail(verdict)
+        _print_hints(result.denial_hints)
+        raise stop
+    _print_hints(result.denial_hints)
+
+
+def _print_hints(lines: Optional[list[str]]) -> None:
+    """After the run's own output and error line: which agent.yaml key allows what was denied."""
+    if lines:
+        sys.stderr.write("\n".join(lines) + "\n")
+        sys.stderr.flush()
 
 
 @app.command(cls=_Command)

@@ -26,6 +26,19 @@ export default async function () {
 """
 
 
+def test_the_hint_follows_the_error_line_of_a_failed_run(tmp_path):
+    agent = tmp_path / "fails.js"
+    agent.write_text("export default () => fs.read_text('/etc/hostname');")
+    res = run_cli("run", str(agent))
+    assert res.code == 1
+    lines = res.stderr.splitlines()
+    assert lines[0].startswith("hugind: error: PermissionDenied: filesystem: read_text '/etc/hostname' denied")
+    hint = lines.index("hugind: the policy denied 1 request; to allow, edit agent.yaml:")
+    assert all(line.startswith("    at ") for line in lines[1:hint])  # the error's JS stack, then the hint
+    assert lines[hint + 1].startswith('hugind:   filesystem.mode "/etc/hostname": ')
+    assert len(lines) == hint + 2
+
+
 def test_denials_get_one_hint_block_on_stderr_only(tmp_path):
     agent = tmp_path / "probe.js"
     agent.write_text(PROBE)
@@ -59,7 +72,9 @@ def test_the_hint_comes_with_a_failing_strict_run(tmp_path):
     res = run_cli("run", str(agent), "--strict")
     assert res.code == 3
     assert "shell.allow" in res.stderr and "--strict and --policy presets can only tighten" in res.stderr
-    assert res.stderr.rstrip().splitlines()[-1].startswith("hugind: error: --strict")
+    lines = res.stderr.splitlines()
+    error = next(i for i, line in enumerate(lines) if line.startswith("hugind: error: --strict"))
+    assert lines[error + 1].startswith("hugind: the policy denied 1 request;")  # the hint follows the error
 
 
 @pytest.mark.parametrize("rule", ["network.blocked-range", "filesystem.internal", "shell.syntax", "x.host-refusal"])
