@@ -3,6 +3,13 @@
 The engine (QuickJS-NG + runtimes/js/shim.c + prelude.js, compiled to
 wasm32-wasi with zig) is written to hugind/_engine/, which both editable
 and regular wheels ship. It is never committed; see runtimes/js/build_engine.py.
+
+A regular wheel also gets the C SDK headers (runtimes/wasm/*.h) under
+hugind/templates/_sdk, for ``hugind init --template wasm-c``; an editable
+install reads them from the checkout.
+
+Progress goes to stderr. pip shows a build backend's output only with -v
+(``pip install -v .``), so the first line says how long the wait is.
 """
 
 from __future__ import annotations
@@ -26,6 +33,15 @@ class EngineBuildHook(BuildHookInterface):
         assert spec and spec.loader
         builder = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(builder)
+        if self.target_name == "wheel":
+            sdk = root / "runtimes" / "wasm"
+            for header in ("hugind.h", "hugind_json.h"):
+                build_data["force_include"][str(sdk / header)] = f"hugind/templates/_sdk/{header}"
+        sys.stderr.write(
+            "hugind: building the JS engine (QuickJS-NG to wasm32-wasi with zig): "
+            "about 40 s the first time, cached by source hash after\n"
+        )
+        sys.stderr.flush()
         try:
             builder.build(root / "hugind" / "_engine", verbose=True)
         except builder.BuildError as exc:

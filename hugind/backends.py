@@ -29,14 +29,19 @@ def _is_url(spec: Any) -> bool:
 
 
 def choose_backend(
-    manifest: Manifest, user_choice: str | None, policy: Any, resolved: BackendConfig | None = None
+    manifest: Manifest,
+    user_choice: str | None,
+    policy: Any,
+    resolved: BackendConfig | None = None,
+    model: str | None = None,
 ) -> BackendConfig:
     """Resolve the run's backend (or take ``resolved``, from ``preview_backend``) and
-    check it; raises BackendError/ManifestError/PermissionDenied."""
+    check it; raises BackendError/ManifestError/PermissionDenied. ``model`` (the user's
+    ``--model``) overrides the backend's: only the request body changes, never the URL."""
     from hugind.llm import resolve_backend
 
     if user_choice:
-        return resolved or resolve_backend(user_choice)
+        return resolved or resolve_backend(user_choice, model=model)
     spec = manifest.backend
     url = spec if _is_url(spec) else (spec.get("url") if isinstance(spec, dict) else None)
     if url:
@@ -44,7 +49,7 @@ def choose_backend(
             policy.check_connect(url)  # the agent's author chose it: it is checked like a fetch
         except PermissionDenied as err:
             raise _backend_denied(err, url) from None
-    return resolved or resolve_backend(spec)
+    return resolved or resolve_backend(spec, model=model)
 
 
 def _backend_denied(err: PermissionDenied, url: str) -> PermissionDenied:
@@ -78,14 +83,14 @@ def _is_ip(host: str) -> bool:
     return True
 
 
-def preview_backend(manifest: Manifest, user_choice: str | None) -> BackendConfig | None:
+def preview_backend(manifest: Manifest, user_choice: str | None, model: str | None = None) -> BackendConfig | None:
     """The run's backend as configured, without any connection or policy check, with
     its session id fixed now, so ``input.meta.session`` names the id the client
     sends as X-Session-ID. None when no backend resolves (the run may not need one)."""
     from hugind.llm import resolve_backend
 
     try:
-        config = resolve_backend(user_choice or manifest.backend)
+        config = resolve_backend(user_choice or manifest.backend, model=model)
     except HugindError:
         return None
     if config.session_mode == "fresh" and not config.session_id:

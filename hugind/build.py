@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +28,11 @@ from hugind.sandbox.instance import GuestInstance, GuestIO, GuestLimits
 from hugind.sandbox.js_engine import engine_module, engine_sha256
 
 BUILD_TIMEOUT_S = 120.0
+Progress = Callable[[str], None]
+
+
+def _quiet(_line: str) -> None:
+    pass
 
 
 class _RecordingSource(modules.ModuleSource):
@@ -51,8 +57,9 @@ class CompiledGraph:
     bytecode: dict[str, bytes]
 
 
-def compile_graph(agent: Agent) -> CompiledGraph:
-    """Compile the entry and every module it imports, reading each file once and running none."""
+def compile_graph(agent: Agent, progress: Progress = _quiet) -> CompiledGraph:
+    """Compile the entry and every module it imports, reading each file once and running none.
+    ``progress`` hears each step (``hugind build`` prints them on a terminal's stderr)."""
     if agent.runtime != "js":
         raise UsageError(f"hugind build compiles JS agents; {agent.entry.name} is already WebAssembly")
     source = _RecordingSource(agent.root)
@@ -69,6 +76,7 @@ def compile_graph(agent: Agent) -> CompiledGraph:
     sink: list[bytes] = []
     io = GuestIO(stdout=sink.append, stderr=sink.append)
     config = EngineConfig()
+    progress("loading the JS engine (compiled for this machine on first use, then cached)")
     instance = GuestInstance(engine_module(config), dispatcher, io, GuestLimits(), config)
     driver = GuestDriver(instance, dispatcher, time.monotonic() + BUILD_TIMEOUT_S)
     try:
@@ -76,6 +84,7 @@ def compile_graph(agent: Agent) -> CompiledGraph:
             driver.enter("_initialize")
         entry = source.resolve(modules.PRELUDE_NAME, "./" + agent.entry.relative_to(agent.root).as_posix())
         entry_source = source.load(entry)["source"]
+        progress(f"compiling {entry} and its imports to bytecode")
         driver.send("hugind_js_compile", {"name": entry, "source": entry_source, "resolve": True})
         _raise_if_failed(compiled, entry)
         for name, text in sorted(source.served.items()):
@@ -103,8 +112,10 @@ def to_artifact(agent: Agent, graph: CompiledGraph) -> artifact.Artifact:
     return artifact.Artifact(engine_sha256(), graph.entry, manifest_text_of(agent), graph.bytecode)
 
 
-def build_artifact(agent: Agent) -> bytes:
-    return artifact.encode(to_artifact(agent, compile_graph(agent)))
+def build_artifact(agent: Agent, progress: Progress = _quiet) -> bytes:
+    graph = compile_graph(agent, progress)
+    progress(f"compiled {len(graph.bytecode)} module{'s' if len(graph.bytecode) != 1 else ''}; writing the artifact")
+    return artifact.encode(to_artifact(agent, graph))
 
 
 def _raise_if_failed(compiled: dict[str, Any], name: str) -> None:

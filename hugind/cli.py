@@ -8,7 +8,7 @@ anew on every start (twice per command).
 import gc
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
@@ -47,12 +47,36 @@ app = typer.Typer(
 )
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option("--version", is_eager=True, callback=_print_version, help="Print hugind's version and exit."),
+    ] = False,
+) -> None:
+    pass
+
+
 # Options several commands share: declared once so their names and help cannot drift.
 PolicyOption = Annotated[Optional[Path], typer.Option("--policy", help="A preset that tightens the policy.")]
 AuditOption = Annotated[Optional[Path], typer.Option("--audit", help="Append every policy decision (JSON lines).")]
 TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Shorten the wall-clock limit (s).")]
 BackendOption = Annotated[
     Optional[str], typer.Option("--backend", envvar="HUGIND_BACKEND", help="LLM backend: a config name or URL.")
+]
+ModelOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--model",
+        envvar="HUGIND_MODEL",
+        help="Model name sent to the LLM backend (overrides the backend's; a bare URL sends none without it).",
+    ),
 ]
 ExpectOption = Annotated[
     Optional[str], typer.Option("--expect", help="Refuse (exit 2) unless the agent's digest is this sha256:<hex>.")
@@ -110,6 +134,7 @@ def run(
     fuel: Annotated[Optional[int], typer.Option("--fuel", help="Meter the guest: trap after N fuel units.")] = None,
     timeout: TimeoutOption = None,
     backend: BackendOption = None,
+    model: ModelOption = None,
     json_events: Annotated[bool, typer.Option("--json", help="Agentic mode: NDJSON events on stdout.")] = False,
     stream: Annotated[bool, typer.Option("--stream", help="Agentic mode: stream LLM responses.")] = False,
     expect: ExpectOption = None,
@@ -128,7 +153,9 @@ def run(
         timeout=timeout,
         inherit_stdin=True,
         backend=backend,
+        model=model or None,
         stream=stream,
+        explain_denials=True,
     )
     if json_events:
         from hugind.agentic import NdjsonSink
@@ -143,13 +170,25 @@ def run(
             loaded = verify(loaded, expect, str(agent))
         result = run_agent(loaded, options)
     except HugindError as err:
-        raise _fail(err) from None
+        stop = _fail(err)
+        _print_hints(getattr(err, "denial_hints", None))
+        raise stop from None
     if result.has_result and not (json_events and result.loop is not None):
         sys.stdout.write(json.dumps(result.value, ensure_ascii=False) + "\n")
         sys.stdout.flush()
     verdict = strict_verdict(result) if strict else None
     if verdict is not None:
-        raise _fail(verdict)
+        stop = _fail(verdict)
+        _print_hints(result.denial_hints)
+        raise stop
+    _print_hints(result.denial_hints)
+
+
+def _print_hints(lines: Optional[list[str]]) -> None:
+    """After the run's own output and error line: which agent.yaml key allows what was denied."""
+    if lines:
+        sys.stderr.write("\n".join(lines) + "\n")
+        sys.stderr.flush()
 
 
 @app.command(cls=_Command)
@@ -231,18 +270,23 @@ def build(
     standalone: Annotated[
         bool, typer.Option("--standalone", help="One self-contained WASI command (engine included), hugind not needed.")
     ] = False,
+    verbose: Annotated[
+        bool, typer.Option("-v", "--verbose", help="Progress on stderr even when it is not a terminal.")
+    ] = False,
 ) -> None:
     """Compile a JS agent and its imports to a bytecode .wasm artifact (runs in wasmtime)."""
     from hugind.build import build_artifact, describe, write_atomically
     from hugind.manifest import load_agent
 
+    progress = _progress_printer(verbose)
     try:
         if standalone:
             from hugind.standalone import build_and_write
 
+            progress("building a standalone module: the engine snapshotted with the agent loaded (a few seconds)")
             typer.echo(build_and_write(load_agent(agent), output))
             return
-        data = build_artifact(load_agent(agent))
+        data = build_artifact(load_agent(agent), progress)
         write_atomically(output, data)
     except HugindError as err:
         raise _fail(err) from None
@@ -253,6 +297,43 @@ def build(
     typer.echo(info["digest"])  # alone on stdout, so a script can capture the pin
 
 
+def _progress_printer(verbose: bool) -> Callable[[str], None]:
+    """Progress lines for stderr: on a terminal, or with -v; never on stdout, whose
+    digest line scripts capture."""
+    if not (verbose or sys.stderr.isatty()):
+        return lambda _line: None
+
+    def say(line: str) -> None:
+        sys.stderr.write(f"hugind: {line}\n")
+        sys.stderr.flush()
+
+    return say
+
+
+@app.command(cls=_Command)
+def init(
+    directory: Annotated[Path, typer.Argument(help="Folder for the new agent (created; must be empty).")],
+    template: Annotated[
+        str, typer.Option("--template", "-t", help="js (script), agentic (LLM loop, one tool) or wasm-c (C, compiled).")
+    ] = "js",
+    force: Annotated[
+        bool, typer.Option("--force", help="Write into a non-empty folder; replaced files are listed.")
+    ] = False,
+) -> None:
+    """Create a new agent folder from a template: agent.yaml (a tight, commented policy), code, README, test.sh."""
+    from hugind.scaffold import next_steps, scaffold
+
+    def progress(line: str) -> None:
+        typer.echo(f"hugind: {line}", err=True)
+
+    try:
+        done = scaffold(directory, template, force=force, progress=progress)
+    except HugindError as err:
+        raise _fail(err) from None
+    for line in next_steps(done, str(directory)):
+        typer.echo(line)
+
+
 @app.command(cls=_Command)
 def serve(
     agents: Annotated[list[Path], typer.Argument(help="Agent folders, .js files or artifacts (tools).")],
@@ -261,6 +342,7 @@ def serve(
     audit: AuditOption = None,
     timeout: TimeoutOption = None,
     backend: BackendOption = None,
+    model: ModelOption = None,
 ) -> None:
     """Serve agents as the tools of an MCP server on stdio (eprint lines become progress notifications)."""
     from hugind.manifest import load_agent
@@ -269,7 +351,7 @@ def serve(
 
     try:
         loaded = [load_agent(path) for path in agents]
-        serve_agents(loaded, ServeOptions(strict, policy, audit, timeout, backend))
+        serve_agents(loaded, ServeOptions(strict, policy, audit, timeout, backend, model or None))
     except HugindError as err:
         raise _fail(err) from None
 
@@ -287,6 +369,7 @@ def team(
         Optional[Path], typer.Option("--state-dir", help="Where results and shared memory are kept.")
     ] = None,
     backend: BackendOption = None,
+    model: ModelOption = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --state-dir.")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard a previous run in --state-dir.")] = False,
     max_parallel: Annotated[Optional[int], typer.Option("--max-parallel", help="Tasks at once.")] = None,
@@ -300,6 +383,7 @@ def team(
             workflow,
             state_dir=state_dir,
             backend=backend,
+            model=model or None,
             resume=resume,
             fresh=fresh,
             max_parallel=max_parallel,

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from hugind.backends import LlmService, choose_backend, preview_backend, session_meta
 from hugind.confine.network import ChildNetwork
-from hugind.errors import AgentFailed, BackendError, EnvMissingError, PermissionDenied, StrictDenials
+from hugind.errors import AgentFailed, BackendError, EnvMissingError, HugindError, PermissionDenied, StrictDenials
 from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
 from hugind.policy import AuditLog, PolicyEngine, build_policy, load_preset
@@ -56,10 +56,12 @@ class RunOptions:
     extra_ops: list[Op] = field(default_factory=list)
     services: dict[str, Any] = field(default_factory=dict)
     backend: str | None = None  # chosen by the user: trusted, unlike agent.yaml's
+    model: str | None = None  # the user's --model: overrides the backend's model name
     events: Any = None  # agentic loop event sink (NDJSON for --json)
     trace: Any = None  # None: follow HUGIND_TRACE
     stream: bool = False  # stream LLM responses in the agentic loop
     team: Any = None  # hugind.team.TeamContext: run as a team member (team.* ops, input.team)
+    explain_denials: bool = False  # after a denial, say which agent.yaml key allows it (RunResult.denial_hints)
 
 
 @dataclass
@@ -69,6 +71,9 @@ class RunResult:
     denials: int
     elapsed_s: float
     loop: LoopResult | None = None  # agentic mode only
+    # With explain_denials: lines for the user's stderr (hugind.denial_hints). A run that
+    # raises a HugindError carries them as the error's ``denial_hints`` attribute.
+    denial_hints: list[str] = field(default_factory=list)
 
 
 def resolve_env(declared: tuple[EnvVar, ...], host_env: Mapping[str, str]) -> dict[str, str]:
@@ -147,13 +152,34 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     env = resolve_env(agent.manifest.env, host_env)
     engine = make_policy(agent, options)
     engine.declared_env = dict(env)
-    backend = preview_backend(agent.manifest, options.backend)
+    backend = preview_backend(agent.manifest, options.backend, options.model)
     llm = LlmService(
-        lambda: choose_backend(agent.manifest, options.backend, engine, backend), session=session_meta(backend)
+        lambda: choose_backend(agent.manifest, options.backend, engine, backend, options.model),
+        session=session_meta(backend),
     )
+    child_network = ChildNetwork(engine)  # the children's filtering proxy, started on first use
+    try:
+        has_result, value, loop = _run_in(agent, options, engine, env, host_env, llm, child_network)
+    except HugindError as err:
+        err.denial_hints = _denial_hints(engine, options)  # type: ignore[attr-defined]  # printed by the CLI
+        raise
+    return RunResult(
+        has_result, value, engine.denials, time.monotonic() - started, loop, _denial_hints(engine, options)
+    )
+
+
+def _run_in(
+    agent: Agent,
+    options: RunOptions,
+    engine: PolicyEngine,
+    env: dict[str, str],
+    host_env: Mapping[str, str],
+    llm: LlmService,
+    child_network: ChildNetwork,
+) -> tuple[bool, Any, LoopResult | None]:
+    """The run proper; closes everything it and run_agent opened (the audit log included)."""
     mcp_hub = None
     loop = None
-    child_network = ChildNetwork(engine)  # the children's filtering proxy, started on first use
     try:
         if agent.manifest.mcp:  # the MCP stack is loaded only for agents that declare servers
             from hugind.mcp import McpHub
@@ -188,7 +214,17 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
         child_network.close()
         engine.close()
         engine.audit.close()
-    return RunResult(has_result, value, engine.denials, time.monotonic() - started, loop)
+    return has_result, value, loop
+
+
+def _denial_hints(engine: PolicyEngine, options: RunOptions) -> list[str]:
+    if not (options.explain_denials and engine.denials):
+        return []
+    from hugind.denial_hints import denial_summary
+
+    return denial_summary(
+        engine.audit.entries, total=engine.denials, strict=options.strict, preset=options.policy_file is not None
+    )
 
 
 def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmService) -> LoopResult:

@@ -52,6 +52,7 @@ class ServeOptions:
     audit_path: Path | None = None
     timeout: float | None = None
     backend: str | None = None
+    model: str | None = None  # --model: overrides the backend's model
 
 
 @dataclass
@@ -147,6 +148,7 @@ def run_tool(tool: AgentTool, args: list[str], options: ServeOptions, on_line: C
         audit_path=options.audit_path,
         timeout=options.timeout,
         backend=options.backend,
+        model=options.model,
         stdout=stdout.extend,
         stderr=stderr.write,
     )

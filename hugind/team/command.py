@@ -31,12 +31,14 @@ def run_team_command(
     max_parallel: int | None,
     as_json: bool,
     quiet: bool = False,
+    model: str | None = None,
 ) -> int:
     """Run the workflow and print its summary; returns the exit code (raises HugindError)."""
     workflow = load_workflow(workflow_path)
     options = TeamOptions(
         state_dir=(state_dir or default_state_dir(workflow)).resolve(),
         backend=backend,
+        model=model,
         resume=resume,
         fresh=fresh,
         max_parallel=max_parallel,

@@ -89,6 +89,7 @@ class TaskEvent:
 class TeamOptions:
     state_dir: Path
     backend: str | None = None  # chosen by the user: trusted for every agent of the team
+    model: str | None = None  # --model: overrides the backend's model for every agent
     resume: bool = False
     fresh: bool = False  # discard a previous run in state_dir
     max_parallel: int | None = None  # overrides the workflow's
@@ -377,6 +378,7 @@ class WorkflowRunner:
                 options = RunOptions(
                     args=[spec.description],
                     backend=self.options.backend,
+                    model=self.options.model,
                     team=team,
                     stdout=sink,
                     stderr=sink,

@@ -1,0 +1,24 @@
+// An agentic agent: this module runs once to set the system prompt and
+// register tools; then the host runs the LLM loop and calls the tools back in
+// the sandbox. Each tool call is checked by the policy in agent.yaml.
+
+set_system_prompt(
+  "You answer questions about the user's notes. Read them with the read_note tool " +
+    "before answering, and answer in one or two sentences.",
+);
+
+register_tool({
+  name: "read_note",
+  description: "Read one note from the notes folder, by file name (for example todo.md).",
+  parameters: {
+    type: "object",
+    properties: { name: { type: "string", description: "The note's file name, e.g. todo.md." } },
+    required: ["name"],
+  },
+  // Tools get their arguments as JSON text and return text for the model.
+  execute: (argsJson) => {
+    const { name } = JSON.parse(argsJson);
+    if (typeof name !== "string" || name.includes("/")) return "error: give a file name, without a folder";
+    return fs.read_text(`notes/${name}`); // a denial becomes an error the model sees
+  },
+});
