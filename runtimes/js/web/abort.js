@@ -79,6 +79,7 @@
 
   web.AbortSignal = AbortSignal;
   web.abortError = abortError;
+  web.AbortController = AbortController;
   install("AbortController", AbortController);
   install("AbortSignal", AbortSignal);
 });
