@@ -464,7 +464,11 @@
   dateMethod("toLocaleString", "all");
   dateMethod("toLocaleDateString", "date");
   dateMethod("toLocaleTimeString", "time");
+  let defaultCollator = null; // sorts call localeCompare a lot, mostly without options
   method(String.prototype, "localeCompare", function (that, locales, options) {
-    return new Collator(locales, options).compare(String(this), String(that));
+    if (this === null || this === undefined) throw new TypeError("String.prototype.localeCompare called on null or undefined");
+    const plain = locales === undefined && options === undefined;
+    const collator = plain ? (defaultCollator ||= new Collator()) : new Collator(locales, options);
+    return collator.compare(String(this), String(that));
   });
 });
