@@ -2,8 +2,8 @@
 // (a state machine over code points, with the state overrides the setters
 // use), host parsing (IPv4 in any of its spellings, IPv6, opaque hosts) and
 // the application/x-www-form-urlencoded format. Non-ASCII domains are
-// lowercased, NFC-normalized and Punycode-encoded; the full UTS #46 mapping
-// table is not included.
+// NFKC-normalized, lowercased and Punycode-encoded: close to UTS #46, whose
+// full mapping and validity tables are not included.
 (function (web) {
   const { install, native } = web;
 
@@ -25,7 +25,7 @@
   const SPECIAL_QUERY = setOf(QUERY, "'");
   // "^" is left as is, as node and the browsers do (the standard now encodes it).
   const PATH = setOf(QUERY, "?`{}");
-  const USERINFO = setOf(PATH, "/:;=@[\\]|");
+  const USERINFO = setOf(PATH, "/:;=@[\\]^|");
   const COMPONENT = setOf(USERINFO, "$%&+,");
   const FORM = setOf(COMPONENT, "!'()~");
 
@@ -264,11 +264,65 @@
     return out;
   }
 
+  // Punycode decoding of one label's tail (after "xn--"): the string, or null
+  // when it is not valid Punycode.
+  function punydecode(input) {
+    const out = [];
+    const at = input.lastIndexOf("-");
+    for (const ch of at > 0 ? input.slice(0, at) : "") {
+      if (ch.charCodeAt(0) >= 0x80) return null;
+      out.push(ch.charCodeAt(0));
+    }
+    let n = 128;
+    let i = 0;
+    let bias = 72;
+    let p = at > 0 ? at + 1 : 0;
+    const value = (c) => (c >= 48 && c <= 57 ? c - 22 : c >= 65 && c <= 90 ? c - 65 : c >= 97 && c <= 122 ? c - 97 : 36);
+    while (p < input.length) {
+      const old = i;
+      let w = 1;
+      for (let k = 36; ; k += 36) {
+        if (p >= input.length) return null;
+        const digit = value(input.charCodeAt(p++));
+        if (digit >= 36) return null;
+        i += digit * w;
+        const t = k <= bias ? 1 : k >= bias + 26 ? 26 : k - bias;
+        if (digit < t) break;
+        w *= 36 - t;
+        if (i > 0x10ffff * 64) return null;
+      }
+      const len = out.length + 1;
+      let delta = old === 0 ? Math.floor((i - old) / 700) : (i - old) >> 1;
+      delta += Math.floor(delta / len);
+      let k = 0;
+      while (delta > 455) {
+        delta = Math.floor(delta / 35);
+        k += 36;
+      }
+      bias = k + Math.floor((36 * delta) / (delta + 38));
+      n += Math.floor(i / len);
+      i %= len;
+      if (n > 0x10ffff) return null;
+      out.splice(i++, 0, n);
+    }
+    return String.fromCodePoint(...out);
+  }
+
+  // A label already in Punycode must decode, and to text that the mapping
+  // leaves as it is (lowercase, NFC): encoding it again gives the label back.
+  function validAceLabel(label) {
+    if (!label.startsWith("xn--")) return true;
+    const decoded = punydecode(label.slice(4));
+    if (decoded === null || decoded === "" || /\p{Cc}/u.test(decoded)) return false;
+    return punycode(decoded.normalize("NFKC").toLowerCase()) === label.slice(4);
+  }
+
   function domainToASCII(domain) {
     // Soft hyphen and zero-width characters are ignored by UTS #46.
-    const mapped = domain.replace(/[\u00ad\u200b\u2060\ufeff\u034f\u180b-\u180d\ufe00-\ufe0f]/g, "").normalize("NFC").toLowerCase();
+    const mapped = domain.replace(/[\u00ad\u200b\u2060\ufeff\u034f\u180b-\u180d\ufe00-\ufe0f]/g, "").normalize("NFKC").toLowerCase();
     const labels = mapped.replace(/[\u3002\uff0e\uff61]/g, ".").split(".");
     const out = labels.map((l) => (/^[\x00-\x7f]*$/.test(l) ? l : "xn--" + punycode(l)));
+    if (!out.every(validAceLabel)) return null;
     const ascii = out.join(".");
     if (ascii === "") return null;
     return ascii;
@@ -818,8 +872,10 @@
       return "URLSearchParams";
     }
     static {
+      // A URL's query is taken as it is: a leading "?" of it is data, not a prefix.
       web.paramsFor = (url, query) => {
-        const params = new URLSearchParams(query || "");
+        const params = new URLSearchParams();
+        params.#list = parseForm(query || "");
         params.#url = url;
         return params;
       };

@@ -30,6 +30,9 @@ const inputs = [
   "http://a/#?x", "http://a/?x#y#z", "sc:\u00e9", "sc:/\u00e9", "http://a/b;c=d", "http://a/b%2Fc", "http://a/~user",
   "http://a/b?c=d&e=f&c=g", "https://user:@a/", "https://:pass@a/", "https://us%40er:p%3As@a/", "http://a/x/..%2f", "http://a/%2e",
   "http://faß.de/", "http://ΣΟΦΟΣ.gr/", "http://a.com./", "http://a..com/", "http://-a.com/", "http://a_b.com/",
+  "http://xn--mnchen-3ya.de/", "http://xn--abc.de/", "http://xn--a-ecp.ru/", "http://XN--LS8H.la/", "http://xn--/", "http://xn--abc-/",
+  "http://\u2603.net/", "http://\uff45\uff58\uff41\uff4d\uff50\uff4c\uff45.com/", "http://EXAMPLE\u3002com/", "http://x\u00ad.com/",
+  "http://\u216b.com/", "http://\ufb01.com/", "http://\u2460.com/",
   "http://a<b.com/", "http://a^b.com/", "http://a|b.com/", "http://a%b.com/", "http://a\u0000b/", "http://a*b.com/",
 ];
 function show(u) {
