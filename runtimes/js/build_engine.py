@@ -178,12 +178,45 @@ def _zig_version() -> str:
     return proc.stdout.strip()
 
 
-def write_prelude_header(prelude: Path, dest: Path, symbol: str = "hugind_prelude") -> None:
-    data = prelude.read_bytes()
+# The web-standard globals live one API per file in web/; they are spliced into
+# the prelude's factory (in this order: later files build on earlier ones) so
+# the engine still evaluates one script and `native` stays private to it.
+WEB_DIR = HERE / "web"
+WEB_MODULES = (
+    "encoding.js",
+    "events.js",
+    "timers.js",
+    "abort.js",
+    "url.js",
+    "blob.js",
+    "crypto.js",
+    "clone.js",
+    "fetch.js",
+    "intl.js",
+)
+WEB_MARKER = b"/* @hugind-web-modules */"
+
+
+def assemble_prelude() -> bytes:
+    """prelude.js with each web module (a function expression) in its module list."""
+    present = sorted(p.name for p in WEB_DIR.glob("*.js"))
+    if sorted(WEB_MODULES) != present:
+        raise BuildError(f"runtimes/js/web/ holds {present}, but WEB_MODULES lists {sorted(WEB_MODULES)}")
+    main = (HERE / "prelude.js").read_bytes()
+    if main.count(WEB_MARKER) != 1:
+        raise BuildError(f"prelude.js must hold the marker {WEB_MARKER.decode()} exactly once")
+    parts = [
+        b"// ---- web/" + name.encode() + b"\n" + (WEB_DIR / name).read_bytes().strip().rstrip(b";")
+        for name in WEB_MODULES
+    ]
+    return main.replace(WEB_MARKER, b",\n".join(parts))
+
+
+def write_prelude_header(data: bytes, dest: Path, source: str = "prelude.js", symbol: str = "hugind_prelude") -> None:
     rows = [", ".join(str(b) for b in data[i : i + 24]) for i in range(0, len(data), 24)]
     body = ",\n    ".join(rows)
     dest.write_text(
-        f"/* generated from {prelude.name} by build_engine.py; do not edit */\n"
+        f"/* generated from {source} by build_engine.py; do not edit */\n"
         f"static const unsigned char {symbol}_src[] = {{\n    {body}\n}};\n"
         f"static const unsigned long {symbol}_len = {len(data)};\n"
     )
@@ -206,8 +239,11 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False) -> Path:
         h = hashlib.sha256()
         for name in (*QUICKJS_SOURCES, *sorted(p.name for p in sources.glob("*.h"))):
             h.update(name.encode() + b"\0" + (sources / name).read_bytes())
-        for own in ("shim.c", "prelude.js", "standalone.js"):
+        for own in ("shim.c", "standalone.js"):
             h.update(own.encode() + b"\0" + (HERE / own).read_bytes())
+        # The assembled prelude: every file it is made of, and how it is joined.
+        prelude = assemble_prelude()
+        h.update(b"prelude.js\0" + prelude)
         h.update(json.dumps([CFLAGS, LDFLAGS, _zig_version()]).encode())
         key = h.hexdigest()
         target = out_dir / ENGINE_NAME
@@ -217,8 +253,10 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False) -> Path:
             _install(cached, cached_standalone, out_dir, key, verbose, "cached")
             return target
 
-        write_prelude_header(HERE / "prelude.js", tmp / "prelude.h")
-        write_prelude_header(HERE / "standalone.js", tmp / "standalone.h", "hugind_standalone")
+        write_prelude_header(prelude, tmp / "prelude.h")
+        write_prelude_header(
+            (HERE / "standalone.js").read_bytes(), tmp / "standalone.h", "standalone.js", "hugind_standalone"
+        )
         # QuickJS is compiled once for both variants; only the shim differs.
         jobs = [(sources / n, tmp / f"{Path(n).stem}.o", ()) for n in QUICKJS_SOURCES]
         jobs.append((HERE / "shim.c", tmp / "shim.o", ()))
