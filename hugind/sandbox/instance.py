@@ -32,6 +32,7 @@ from hugind.errors import AgentFailed, EngineError, HugindError, LimitExceeded, 
 from hugind.host.dispatch import Dispatcher
 from hugind.sandbox import raw_import, wasi_guard
 from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
+from hugind.sandbox.wasi_clock import WasiClock
 from hugind.sandbox.wasi_guard import WasiGuard
 
 # Status codes the hugind imports return to the guest (see ABI.md).
@@ -45,6 +46,7 @@ ABI_VERSION = 1
 
 I32 = wasmtime.ValType.i32()
 _MASK32 = 0xFFFFFFFF
+WASI = "wasi_snapshot_preview1"
 
 OutputSink = Callable[[bytes], None]
 
@@ -86,13 +88,24 @@ def _current_guard() -> WasiGuard:
 
 
 class _Linked:
-    """One engine's linker and the pre-linked modules it has served."""
+    """One engine's linker and the pre-linked modules it has served.
 
-    def __init__(self, engine: wasmtime.Engine) -> None:
+    Guests whose stdin is the process's own get a linker of their own, whose
+    ``fd_read`` waits for input only until the deadline (wasi_clock.py)."""
+
+    def __init__(self, engine: wasmtime.Engine, inherit_stdin: bool) -> None:
         linker = wasmtime.Linker(engine)
         linker.define_wasi()
         # The WASI calls that can write a file get the hard-link rule of fs.* (wasi_guard.py).
         wasi_guard.install(linker, _current_guard)
+        # WASI waits (sleeps, stdin) end at the run's deadline (wasi_clock.py).
+        linker.allow_shadowing = True
+        try:
+            raw_import.define(linker, WASI, "poll_oneoff", 4, lambda c, *a: _current().wasi_clock.poll_oneoff(c, *a))
+            if inherit_stdin:
+                raw_import.define(linker, WASI, "fd_read", 4, lambda c, *a: _current().wasi_clock.fd_read(c, *a))
+        finally:
+            linker.allow_shadowing = False
         # The hugind imports take the raw path (raw_import.py): one crossing costs ~1 us there.
         raw_import.define(linker, "hugind", "call", 2, lambda c, p, n: _current()._call(c, p, n))
         raw_import.define(linker, "hugind", "take", 2, lambda c, p, n: _current()._take(c, p, n))
@@ -112,15 +125,16 @@ class _Linked:
             return pre
 
 
-_linked: weakref.WeakKeyDictionary[wasmtime.Engine, _Linked] = weakref.WeakKeyDictionary()
+_linked: weakref.WeakKeyDictionary[wasmtime.Engine, dict[bool, _Linked]] = weakref.WeakKeyDictionary()
 _linked_lock = threading.Lock()
 
 
-def _linked_for(engine: wasmtime.Engine) -> _Linked:
+def _linked_for(engine: wasmtime.Engine, inherit_stdin: bool) -> _Linked:
     with _linked_lock:
-        linked = _linked.get(engine)
+        by_stdin = _linked.setdefault(engine, {})
+        linked = by_stdin.get(inherit_stdin)
         if linked is None:
-            linked = _linked[engine] = _Linked(engine)
+            linked = by_stdin[inherit_stdin] = _Linked(engine, inherit_stdin)
         return linked
 
 
@@ -150,11 +164,13 @@ class GuestInstance:
         self._memory: wasmtime.Memory | None = None
         self.store.set_wasi(self._wasi(io))
         self.wasi_guard = WasiGuard(self.engine, dispatcher.ctx.policy)
+        self._wasi_clock: WasiClock | None = None
         # Instantiation runs guest code (the start function, data segments), so
         # it gets the run's own deadline; fuel and the memory cap are already set.
         self.store.set_epoch_deadline(seconds_to_ticks(budget_s))
+        self._deadline = time.monotonic() + budget_s  # the epoch deadline's twin, for WASI waits
         try:
-            pre = _linked_for(self.engine).pre(wasm_module)
+            pre = _linked_for(self.engine, io.inherit_stdin).pre(wasm_module)
             with self._running():
                 self.instance = pre.instantiate(self.store)
         except wasmtime.ExitTrap as exc:
@@ -179,6 +195,13 @@ class GuestInstance:
         if self._memory is None:
             raise EngineError("the guest's memory is not known before its instantiation has finished")
         return self._memory
+
+    @property
+    def wasi_clock(self) -> WasiClock:
+        """The interposed WASI waits, made on the guest's first wait (most guests never wait)."""
+        if self._wasi_clock is None:
+            self._wasi_clock = WasiClock(self.engine, lambda: self._deadline, lambda: self.interrupt_reason)
+        return self._wasi_clock
 
     @contextmanager
     def _running(self) -> Iterator[None]:
@@ -321,6 +344,7 @@ class GuestInstance:
             raise EngineError(f"the module does not export '{name}'")
         if self.interrupt_reason is None:
             self.store.set_epoch_deadline(seconds_to_ticks(budget_s))
+            self._deadline = time.monotonic() + budget_s
         try:
             with self._running():
                 return func(self.store, *args)
