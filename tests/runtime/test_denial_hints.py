@@ -17,7 +17,8 @@ export default async function () {
     () => run_command("ls"),
     () => fs.read_text("/etc/hostname"),
     () => fs.read_text("/etc/passwd"),
-    () => fetch("http://example.com/\\u001b[2J"),
+    // http_get_async hands the URL to the host as written (fetch() would percent-encode it first)
+    () => http_get_async("http://example.com/\\u001b[2J"),
   ]) {
     try { await attempt(); seen.push("allowed"); } catch (e) { seen.push(String(e)); }
   }
