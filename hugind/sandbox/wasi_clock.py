@@ -49,6 +49,7 @@ from dataclasses import dataclass
 import wasmtime
 
 from hugind.errors import EngineError, LimitExceeded, TrapError
+from hugind.sandbox import raw_import
 
 WASI = "wasi_snapshot_preview1"
 
@@ -159,12 +160,13 @@ class WasiClock:
             self._relay = _Relay(*parts)  # type: ignore[arg-type]
         return self._relay
 
-    def _call(self, func: wasmtime.Func, caller: wasmtime.Caller, *args: int) -> int:
+    def _call(self, func: wasmtime.Func, caller: wasmtime.Caller, *args: int, all_i32: bool = True) -> int:
         """A real WASI function through the relay. Its forwarder is wasm, so an
         expired epoch deadline or an interruption traps it on entry: that is
         the run stopping, said as the loop case says it."""
         try:
-            return func(caller, *args)
+            # The forwarders of poll_oneoff and fd_read take i32s only: the raw call (raw_import.py).
+            return raw_import.call_i32(caller, func, *args) if all_i32 else func(caller, *args)
         except wasmtime.Trap as exc:
             if exc.trap_code == wasmtime.TrapCode.INTERRUPT:
                 raise LimitExceeded(f"run stopped: {self._interrupted() or DEADLINE_REASON}") from None
@@ -257,7 +259,7 @@ class WasiClock:
     def _clock_now(self, caller: wasmtime.Caller, relay: _Relay, clock_id: int) -> int | None:
         """The guest's view of clock ``clock_id`` in ns, or None if wasmtime has no such clock."""
         at = relay.memory.data_len(caller) - 8
-        if self._call(relay.now, caller, clock_id, 1, at):
+        if self._call(relay.now, caller, clock_id, 1, at, all_i32=False):
             return None
         return int.from_bytes(relay.memory.read(caller, at, at + 8), "little")
 

@@ -113,15 +113,51 @@
   const out = (text) => native.write(1, text);
   const err = (text) => native.write(2, text);
 
+  // stdin is read through one buffer: input() costs a read per 4 KiB instead of
+  // one per byte (each read is a WASI call the host may interpose), and
+  // Javy.IO.readSync(0, ...) drains what input() read ahead, so mixing them loses nothing.
+  // Allocated on first use: nothing of it is in the engine's snapshot.
+  const stdin = { buf: null, start: 0, end: 0 };
+
+  function stdinBuffered() {
+    if (stdin.start < stdin.end) return true;
+    if (stdin.buf === null) stdin.buf = new Uint8Array(4096);
+    stdin.start = 0;
+    stdin.end = native.read(0, stdin.buf);
+    return stdin.end > 0;
+  }
+
   function readLine() {
-    const byte = new Uint8Array(1);
-    const bytes = [];
-    while (native.read(0, byte) === 1) {
-      if (byte[0] === 10) break;
-      bytes.push(byte[0]);
+    const parts = [];
+    let size = 0;
+    while (stdinBuffered()) {
+      const { buf, start, end } = stdin;
+      let stop = buf.indexOf(10, start);
+      const found = stop !== -1 && stop < end;
+      if (!found) stop = end;
+      parts.push(buf.slice(start, stop));
+      size += stop - start;
+      stdin.start = found ? stop + 1 : stop;
+      if (found) break;
     }
-    if (bytes.length && bytes[bytes.length - 1] === 13) bytes.pop();
-    return native.decode(new Uint8Array(bytes), false);
+    const line = new Uint8Array(size);
+    let at = 0;
+    for (const part of parts) {
+      line.set(part, at);
+      at += part.length;
+    }
+    const text = size && line[size - 1] === 13 ? line.subarray(0, size - 1) : line;
+    return native.decode(text, false);
+  }
+
+  function readStdin(data) {
+    if (stdin.start < stdin.end) {
+      const n = Math.min(data.length, stdin.end - stdin.start);
+      data.set(stdin.buf.subarray(stdin.start, stdin.start + n));
+      stdin.start += n;
+      return n;
+    }
+    return native.read(0, data);
   }
 
   function toBytes(input) {
@@ -168,7 +204,7 @@
     IO: {
       readSync(fd, data) {
         if (!(data instanceof Uint8Array)) throw new TypeError("Data needs to be an Uint8Array");
-        return native.read(fd, data);
+        return fd === 0 ? readStdin(data) : native.read(fd, data);
       },
       writeSync(fd, data) {
         if (!(data instanceof Uint8Array)) throw new TypeError("Data needs to be an Uint8Array");

@@ -121,6 +121,29 @@ def test_input_reads_lines_from_stdin(make_agent, tmp_path):
     assert out.stdout == "name? "
 
 
+def test_input_and_javy_io_share_stdin_without_losing_bytes(make_agent, tmp_path):
+    """input() reads ahead in 4 KiB blocks; Javy.IO.readSync(0) gets what it read ahead first."""
+    stdin = tmp_path / "stdin.bin"
+    long_line = "x" * 5000  # longer than one block: a line may span reads
+    stdin.write_bytes(f"first\r\n{long_line}\nrest é\nlast".encode())
+    agent = make_agent(
+        {
+            "main.js": """
+            export default () => {
+              const a = input();
+              const b = input();
+              const chunk = new Uint8Array(5);
+              const n = Javy.IO.readSync(0, chunk);
+              const c = input();
+              return [a, b.length, new TextDecoder().decode(chunk.subarray(0, n)), c, input(), input()];
+            };
+            """
+        }
+    )
+    out = run_captured(agent, stdin_path=stdin)
+    assert out.result.value == ["first", 5000, "rest ", "é", "last", ""]
+
+
 def test_hugind_version_is_the_package_version(make_agent):
     from hugind import __version__
 
