@@ -9,7 +9,7 @@ import gc
 import json
 import sys
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -395,20 +395,25 @@ def team(
 
 
 def main() -> None:
+    code: int | str | None = 0
     try:
-        app()
-    except KeyboardInterrupt:
-        sys.stderr.write("hugind: interrupted\n")
-        sys.exit(130)
-    except HugindError as err:  # raised outside a command's own handling
-        sys.stderr.write(f"hugind: error: {err.message}\n")
-        sys.exit(err.exit_code)
-    except Exception:
-        import traceback
+        try:
+            app()
+        except KeyboardInterrupt:
+            sys.stderr.write("hugind: interrupted\n")
+            sys.exit(130)
+        except HugindError as err:  # raised outside a command's own handling
+            sys.stderr.write(f"hugind: error: {err.message}\n")
+            sys.exit(err.exit_code)
+        except Exception:
+            import traceback
 
-        traceback.print_exc()
-        sys.stderr.write("hugind: internal error (a bug in hugind; please report it with the trace above)\n")
-        sys.exit(ExitCode.INTERNAL)
+            traceback.print_exc()
+            sys.stderr.write("hugind: internal error (a bug in hugind; please report it with the trace above)\n")
+            sys.exit(ExitCode.INTERNAL)
+    except SystemExit as stop:
+        code = stop.code
+        raise
     finally:
         # The process ends next. Interpreter shutdown would run full garbage
         # collections over every object the imports made (wasmtime's bindings,
@@ -416,6 +421,30 @@ def main() -> None:
         # free memory the OS takes back anyway. Frozen objects are left out of
         # those collections; atexit handlers, flushes and thread joins still run.
         gc.freeze()
+        _leave_running_host_ops(code)
+
+
+def _leave_running_host_ops(code: int | str | None) -> None:
+    """End the process now if host ops a run left behind are still running.
+
+    A fetch the agent aborted goes on in a daemon worker thread, possibly inside
+    OpenSSL; the C library's exit handlers would then tear OpenSSL down under it
+    (seen: SIGSEGV in libcrypto after the agent's last line). So: Python's exit
+    handlers (cgroup sweep, audit files) and the flushes run, C's do not."""
+    dispatch = sys.modules.get("hugind.host.dispatch")
+    if dispatch is None or not dispatch.ops_in_progress():
+        return
+    import atexit
+    import os
+
+    if isinstance(code, str):
+        sys.stderr.write(code + "\n")
+        code = 1
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):  # a closed pipe: nothing more can be said
+            stream.flush()
+    os._exit(code or 0)
 
 
 if __name__ == "__main__":

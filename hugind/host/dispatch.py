@@ -121,6 +121,16 @@ _CROWDED_REPLY = encode_error(
 )
 
 
+# Async ops being served right now, in every dispatcher of the process: the CLI
+# ends the process without C-level teardown while any is (cli._leave_running_host_ops).
+_serving = 0
+_serving_lock = threading.Lock()
+
+
+def ops_in_progress() -> int:
+    return _serving
+
+
 class Dispatcher:
     def __init__(self, ctx: HostContext, ops: Iterable[Op]) -> None:
         self.ctx = ctx
@@ -263,6 +273,16 @@ class Dispatcher:
             self._serve_async(op_id, op, args)
 
     def _serve_async(self, op_id: int, op: Op, args: dict[str, Any]) -> None:
+        global _serving
+        with _serving_lock:
+            _serving += 1
+        try:
+            self._finish(op_id, self._reply_async(op_id, op, args))
+        finally:
+            with _serving_lock:
+                _serving -= 1
+
+    def _reply_async(self, op_id: int, op: Op, args: dict[str, Any]) -> bytes:
         try:
             if op.streams:
 
@@ -281,7 +301,7 @@ class Dispatcher:
             reply = encode_error(too_deep())
         except Exception:
             reply = encode_error(_internal_error())
-        self._finish(op_id, reply)
+        return reply
 
     def _record_refusal(self, op_name: str, args: dict[str, Any], err: HostCallError) -> None:
         """A capability may refuse after the policy allowed the request (a hard link

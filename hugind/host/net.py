@@ -14,6 +14,7 @@ variables are ignored (``trust_env=False``).
 
 from __future__ import annotations
 
+import threading
 import time
 import zlib
 from collections.abc import Iterator
@@ -110,7 +111,28 @@ def _ip_url(target: Any, address: str) -> str:
 
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
+
+_tls: ssl.SSLContext | None = None
+_tls_lock = threading.Lock()
+
+
+def _tls_context() -> ssl.SSLContext:
+    """One verifying TLS context per process (httpx's defaults: certifi's CA bundle).
+
+    A client made per request would load the CA bundle per request (~10-30 ms of
+    libcrypto work each); an SSLContext is safe to share between threads."""
+    global _tls
+    with _tls_lock:
+        if _tls is None:
+            import ssl
+
+            import certifi
+
+            _tls = ssl.create_default_context(cafile=certifi.where())
+        return _tls
 
 
 def _send(client: httpx.Client, target: Any, method: str, headers: dict[str, str], body: bytes | None) -> Any:
@@ -181,7 +203,7 @@ def _fetch(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
     hops = 0
     import httpx  # deferred: most runs never fetch, and httpx costs ~0.1 s to import
 
-    with httpx.Client(trust_env=False, follow_redirects=False, http2=False) as client:
+    with httpx.Client(trust_env=False, follow_redirects=False, http2=False, verify=_tls_context()) as client:
         while True:
             status, location, result = _hop(client, target, method, headers, body, deadline, ctx)
             if result is not None:

@@ -129,6 +129,19 @@ def test_fetched_headers_still_read_as_a_plain_object(tmp_path, web):
     assert got.stdout.decode() == "a text/plain; charset=utf-8 true\nfunction a\n"
 
 
+def test_a_run_ends_cleanly_with_host_fetches_still_running(tmp_path, web):
+    """fetch.mjs leaves aborted fetches running in host worker threads when it is done;
+    the process used to crash on its way out in ~40% of runs (SIGSEGV: OpenSSL's exit
+    handlers tore it down under a worker still loading the CA bundle)."""
+    source = (SCRIPTS / "fetch.mjs").read_text().replace("__BASE__", web.url("").rstrip("/"))
+    permissions = {"network": {"allow": True, "allowed_ips": [f"127.0.0.1:{web.port}"]}}
+    agent = _agent(tmp_path / "agent", source, permissions)
+    for _ in range(6):
+        got = _hugind(agent)
+        assert (got.returncode, got.stderr) == (0, b"")
+        assert got.stdout.endswith(b"done\n")
+
+
 def test_fetch_stays_behind_the_policy(tmp_path, web):
     source = f"""
     try {{ await fetch("{web.url("/text")}"); console.log("fetched"); }}
