@@ -131,48 +131,6 @@
     throw new TypeError("expected an ArrayBuffer or an ArrayBuffer view");
   }
 
-  class TextEncoder {
-    get encoding() {
-      return "utf-8";
-    }
-    encode(input = "") {
-      return native.encode(String(input));
-    }
-    encodeInto(input, dest) {
-      let read = 0;
-      let written = 0;
-      for (const ch of String(input)) {
-        const bytes = native.encode(ch);
-        if (written + bytes.length > dest.length) break;
-        dest.set(bytes, written);
-        written += bytes.length;
-        read += ch.length;
-      }
-      return { read, written };
-    }
-  }
-
-  class TextDecoder {
-    constructor(label = "utf-8", options = {}) {
-      const name = String(label).trim().toLowerCase();
-      if (name !== "utf-8" && name !== "utf8" && name !== "unicode-1-1-utf-8") {
-        throw new RangeError(`The "${label}" encoding is not supported`);
-      }
-      this.fatal = Boolean(options.fatal);
-      this.ignoreBOM = Boolean(options.ignoreBOM);
-    }
-    get encoding() {
-      return "utf-8";
-    }
-    decode(input = new Uint8Array(0)) {
-      let bytes = toBytes(input);
-      if (!this.ignoreBOM && bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
-        bytes = bytes.subarray(3);
-      }
-      return native.decode(bytes, this.fatal);
-    }
-  }
-
   // ---- globals: output, input, args, result ---------------------------------
 
   function install(name, value) {
@@ -180,8 +138,12 @@
     Object.defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
   }
 
-  install("TextEncoder", TextEncoder);
-  install("TextDecoder", TextDecoder);
+  // The web-standard globals (URL, fetch's Response, crypto, events, ...):
+  // one API per file in runtimes/js/web/, spliced in below by build_engine.py.
+  // Each is a function over this shared scope; it only defines and installs.
+  const web = { native, G, install, submit, call, toBytes };
+  for (const setUp of [/* @hugind-web-modules */]) setUp(web);
+
   install("print", (...args) => void out(format(args) + "\n"));
   install("print_raw", (...args) => void out(format(args)));
   install("eprint", (...args) => void err(format(args) + "\n"));
@@ -214,20 +176,6 @@
       },
     },
   });
-
-  // setTimeout over the host clock: the host sleeps on a worker thread, so
-  // timers never block other async work and respect the run's deadline.
-  let nextTimer = 1;
-  const liveTimers = new Set();
-  install("setTimeout", (fn, ms = 0, ...args) => {
-    const id = nextTimer++;
-    liveTimers.add(id);
-    submit("time.sleep", { ms: Math.max(0, Number(ms) || 0) }).then(() => {
-      if (liveTimers.delete(id)) fn(...args);
-    });
-    return id;
-  });
-  install("clearTimeout", (id) => void liveTimers.delete(id));
 
   // ---- globals: capabilities (every one is checked by the host policy) -----
 
@@ -266,24 +214,7 @@
     ),
   );
 
-  function response(r) {
-    return {
-      status: r.status,
-      ok: r.status >= 200 && r.status < 300,
-      url: r.url,
-      headers: r.headers,
-      text: () => Promise.resolve(r.body),
-      json: () => Promise.resolve().then(() => JSON.parse(r.body)),
-    };
-  }
-  install("fetch", (url, init = {}) =>
-    submit("net.fetch", {
-      url: String(url),
-      method: String(init.method || "GET").toUpperCase(),
-      headers: init.headers || {},
-      body: init.body === undefined ? null : String(init.body),
-    }).then(response),
-  );
+  // fetch, Request, Response and Headers: web/fetch.js.
   // http_get/http_post, ask_llm*, mcp_call_tool return text, as the seed
   // specifies: the guest blocks in a host call (bounded by the run's deadline;
   // `await` on the text still works). Their *_async twins return Promises

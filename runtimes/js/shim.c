@@ -480,6 +480,221 @@ static int32_t dispatch(const char *kind, uint8_t *ptr, int32_t len, int32_t op_
     return status;
 }
 
+/* ---- web API natives (entropy, digests) ---------------------------------- */
+
+/* Helpers for the web globals in runtimes/js/web/: they use only WASI, so they
+   work in every build of the engine. Nothing here runs while the prelude is
+   evaluated (a snapshot would freeze it); each call draws or hashes afresh. */
+
+/* native.randomFill(Uint8Array): fill with the host's entropy (WASI random_get,
+   via getentropy, which takes at most 256 bytes a call). */
+static JSValue js_native_random_fill(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    size_t len;
+    uint8_t *buf = JS_GetUint8Array(c, &len, argv[0]);
+    if (!buf)
+        return JS_EXCEPTION;
+    for (size_t off = 0; off < len; off += 256) {
+        size_t n = len - off < 256 ? len - off : 256;
+        if (getentropy(buf + off, n) != 0)
+            return JS_ThrowInternalError(c, "crypto: no entropy from the host");
+    }
+    return JS_UNDEFINED;
+}
+
+#define ROR32(x, n) (((x) >> (n)) | ((x) << (32 - (n))))
+#define ROL32(x, n) (((x) << (n)) | ((x) >> (32 - (n))))
+#define ROR64(x, n) (((x) >> (n)) | ((x) << (64 - (n))))
+
+static uint32_t be32(const uint8_t *p) {
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint64_t be64(const uint8_t *p) { return (uint64_t)be32(p) << 32 | be32(p + 4); }
+
+static void put_be32(uint8_t *p, uint32_t v) {
+    p[0] = (uint8_t)(v >> 24); p[1] = (uint8_t)(v >> 16); p[2] = (uint8_t)(v >> 8); p[3] = (uint8_t)v;
+}
+
+static void put_be64(uint8_t *p, uint64_t v) {
+    put_be32(p, (uint32_t)(v >> 32));
+    put_be32(p + 4, (uint32_t)v);
+}
+
+static void sha1_block(uint32_t h[5], const uint8_t *p) {
+    uint32_t w[80];
+    for (int i = 0; i < 16; i++)
+        w[i] = be32(p + 4 * i);
+    for (int i = 16; i < 80; i++)
+        w[i] = ROL32(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
+    uint32_t a = h[0], b = h[1], cc = h[2], d = h[3], e = h[4];
+    for (int i = 0; i < 80; i++) {
+        uint32_t f, k;
+        if (i < 20) { f = (b & cc) | (~b & d); k = 0x5A827999; }
+        else if (i < 40) { f = b ^ cc ^ d; k = 0x6ED9EBA1; }
+        else if (i < 60) { f = (b & cc) | (b & d) | (cc & d); k = 0x8F1BBCDC; }
+        else { f = b ^ cc ^ d; k = 0xCA62C1D6; }
+        uint32_t t = ROL32(a, 5) + f + e + k + w[i];
+        e = d; d = cc; cc = ROL32(b, 30); b = a; a = t;
+    }
+    h[0] += a; h[1] += b; h[2] += cc; h[3] += d; h[4] += e;
+}
+
+static const uint32_t sha256_k[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
+};
+
+static void sha256_block(uint32_t h[8], const uint8_t *p) {
+    uint32_t w[64];
+    for (int i = 0; i < 16; i++)
+        w[i] = be32(p + 4 * i);
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = ROR32(w[i - 15], 7) ^ ROR32(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = ROR32(w[i - 2], 17) ^ ROR32(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t v[8];
+    memcpy(v, h, sizeof(v));
+    for (int i = 0; i < 64; i++) {
+        uint32_t s1 = ROR32(v[4], 6) ^ ROR32(v[4], 11) ^ ROR32(v[4], 25);
+        uint32_t ch = (v[4] & v[5]) ^ (~v[4] & v[6]);
+        uint32_t t1 = v[7] + s1 + ch + sha256_k[i] + w[i];
+        uint32_t s0 = ROR32(v[0], 2) ^ ROR32(v[0], 13) ^ ROR32(v[0], 22);
+        uint32_t maj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
+        memmove(v + 1, v, 7 * sizeof(uint32_t));
+        v[4] += t1;
+        v[0] = t1 + s0 + maj;
+    }
+    for (int i = 0; i < 8; i++)
+        h[i] += v[i];
+}
+
+static const uint64_t sha512_k[80] = {
+    0x428a2f98d728ae22ULL, 0x7137449123ef65cdULL, 0xb5c0fbcfec4d3b2fULL, 0xe9b5dba58189dbbcULL,
+    0x3956c25bf348b538ULL, 0x59f111f1b605d019ULL, 0x923f82a4af194f9bULL, 0xab1c5ed5da6d8118ULL,
+    0xd807aa98a3030242ULL, 0x12835b0145706fbeULL, 0x243185be4ee4b28cULL, 0x550c7dc3d5ffb4e2ULL,
+    0x72be5d74f27b896fULL, 0x80deb1fe3b1696b1ULL, 0x9bdc06a725c71235ULL, 0xc19bf174cf692694ULL,
+    0xe49b69c19ef14ad2ULL, 0xefbe4786384f25e3ULL, 0x0fc19dc68b8cd5b5ULL, 0x240ca1cc77ac9c65ULL,
+    0x2de92c6f592b0275ULL, 0x4a7484aa6ea6e483ULL, 0x5cb0a9dcbd41fbd4ULL, 0x76f988da831153b5ULL,
+    0x983e5152ee66dfabULL, 0xa831c66d2db43210ULL, 0xb00327c898fb213fULL, 0xbf597fc7beef0ee4ULL,
+    0xc6e00bf33da88fc2ULL, 0xd5a79147930aa725ULL, 0x06ca6351e003826fULL, 0x142929670a0e6e70ULL,
+    0x27b70a8546d22ffcULL, 0x2e1b21385c26c926ULL, 0x4d2c6dfc5ac42aedULL, 0x53380d139d95b3dfULL,
+    0x650a73548baf63deULL, 0x766a0abb3c77b2a8ULL, 0x81c2c92e47edaee6ULL, 0x92722c851482353bULL,
+    0xa2bfe8a14cf10364ULL, 0xa81a664bbc423001ULL, 0xc24b8b70d0f89791ULL, 0xc76c51a30654be30ULL,
+    0xd192e819d6ef5218ULL, 0xd69906245565a910ULL, 0xf40e35855771202aULL, 0x106aa07032bbd1b8ULL,
+    0x19a4c116b8d2d0c8ULL, 0x1e376c085141ab53ULL, 0x2748774cdf8eeb99ULL, 0x34b0bcb5e19b48a8ULL,
+    0x391c0cb3c5c95a63ULL, 0x4ed8aa4ae3418acbULL, 0x5b9cca4f7763e373ULL, 0x682e6ff3d6b2b8a3ULL,
+    0x748f82ee5defb2fcULL, 0x78a5636f43172f60ULL, 0x84c87814a1f0ab72ULL, 0x8cc702081a6439ecULL,
+    0x90befffa23631e28ULL, 0xa4506cebde82bde9ULL, 0xbef9a3f7b2c67915ULL, 0xc67178f2e372532bULL,
+    0xca273eceea26619cULL, 0xd186b8c721c0c207ULL, 0xeada7dd6cde0eb1eULL, 0xf57d4f7fee6ed178ULL,
+    0x06f067aa72176fbaULL, 0x0a637dc5a2c898a6ULL, 0x113f9804bef90daeULL, 0x1b710b35131c471bULL,
+    0x28db77f523047d84ULL, 0x32caab7b40c72493ULL, 0x3c9ebe0a15c9bebcULL, 0x431d67c49c100d4cULL,
+    0x4cc5d4becb3e42b6ULL, 0x597f299cfc657e2aULL, 0x5fcb6fab3ad6faecULL, 0x6c44198c4a475817ULL,
+};
+
+static void sha512_block(uint64_t h[8], const uint8_t *p) {
+    uint64_t w[80];
+    for (int i = 0; i < 16; i++)
+        w[i] = be64(p + 8 * i);
+    for (int i = 16; i < 80; i++) {
+        uint64_t s0 = ROR64(w[i - 15], 1) ^ ROR64(w[i - 15], 8) ^ (w[i - 15] >> 7);
+        uint64_t s1 = ROR64(w[i - 2], 19) ^ ROR64(w[i - 2], 61) ^ (w[i - 2] >> 6);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint64_t v[8];
+    memcpy(v, h, sizeof(v));
+    for (int i = 0; i < 80; i++) {
+        uint64_t s1 = ROR64(v[4], 14) ^ ROR64(v[4], 18) ^ ROR64(v[4], 41);
+        uint64_t ch = (v[4] & v[5]) ^ (~v[4] & v[6]);
+        uint64_t t1 = v[7] + s1 + ch + sha512_k[i] + w[i];
+        uint64_t s0 = ROR64(v[0], 28) ^ ROR64(v[0], 34) ^ ROR64(v[0], 39);
+        uint64_t maj = (v[0] & v[1]) ^ (v[0] & v[2]) ^ (v[1] & v[2]);
+        memmove(v + 1, v, 7 * sizeof(uint64_t));
+        v[4] += t1;
+        v[0] = t1 + s0 + maj;
+    }
+    for (int i = 0; i < 8; i++)
+        h[i] += v[i];
+}
+
+/* The Merkle-Damgard padding shared by the SHA family: 0x80, zeros, then the
+   bit length big-endian in the last 8 (of `len_bytes`) bytes of the block. */
+typedef void (*sha_block_fn)(void *state, const uint8_t *block);
+
+static void sha_run(void *state, sha_block_fn block, size_t block_size, size_t len_bytes, const uint8_t *data,
+                    size_t len) {
+    size_t full = len - len % block_size;
+    for (size_t off = 0; off < full; off += block_size)
+        block(state, data + off);
+    uint8_t tail[256];
+    memset(tail, 0, sizeof(tail));
+    size_t rest = len - full;
+    memcpy(tail, data + full, rest);
+    tail[rest] = 0x80;
+    size_t total = rest + 1 + len_bytes <= block_size ? block_size : 2 * block_size;
+    put_be64(tail + total - 8, (uint64_t)len * 8);
+    for (size_t off = 0; off < total; off += block_size)
+        block(state, tail + off);
+}
+
+static void sha1_fn(void *s, const uint8_t *p) { sha1_block((uint32_t *)s, p); }
+static void sha256_fn(void *s, const uint8_t *p) { sha256_block((uint32_t *)s, p); }
+static void sha512_fn(void *s, const uint8_t *p) { sha512_block((uint64_t *)s, p); }
+
+/* native.digest(name, Uint8Array) -> Uint8Array; name is "SHA-1", "SHA-256",
+   "SHA-384" or "SHA-512" (the prelude normalizes what WebCrypto accepts). */
+static JSValue js_native_digest(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    const char *name = JS_ToCString(c, argv[0]);
+    if (!name)
+        return JS_EXCEPTION;
+    size_t len;
+    const uint8_t *data = JS_GetUint8Array(c, &len, argv[1]);
+    if (!data) {
+        JS_FreeCString(c, name);
+        return JS_EXCEPTION;
+    }
+    uint8_t out[64];
+    size_t out_len = 0;
+    if (!strcmp(name, "SHA-1")) {
+        uint32_t h[5] = {0x67452301, 0xEFCDAB89, 0x98BADCFE, 0x10325476, 0xC3D2E1F0};
+        sha_run(h, sha1_fn, 64, 8, data, len);
+        for (int i = 0; i < 5; i++)
+            put_be32(out + 4 * i, h[i]);
+        out_len = 20;
+    } else if (!strcmp(name, "SHA-256")) {
+        uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                         0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+        sha_run(h, sha256_fn, 64, 8, data, len);
+        for (int i = 0; i < 8; i++)
+            put_be32(out + 4 * i, h[i]);
+        out_len = 32;
+    } else if (!strcmp(name, "SHA-384") || !strcmp(name, "SHA-512")) {
+        int is384 = name[4] == '3';
+        uint64_t h384[8] = {0xcbbb9d5dc1059ed8ULL, 0x629a292a367cd507ULL, 0x9159015a3070dd17ULL,
+                            0x152fecd8f70e5939ULL, 0x67332667ffc00b31ULL, 0x8eb44a8768581511ULL,
+                            0xdb0c2e0d64f98fa7ULL, 0x47b5481dbefa4fa4ULL};
+        uint64_t h512[8] = {0x6a09e667f3bcc908ULL, 0xbb67ae8584caa73bULL, 0x3c6ef372fe94f82bULL,
+                            0xa54ff53a5f1d36f1ULL, 0x510e527fade682d1ULL, 0x9b05688c2b3e6c1fULL,
+                            0x1f83d9abfb41bd6bULL, 0x5be0cd19137e2179ULL};
+        uint64_t *h = is384 ? h384 : h512;
+        /* the 128-bit length field's high half is always zero here */
+        sha_run(h, sha512_fn, 128, 16, data, len);
+        out_len = is384 ? 48 : 64;
+        for (size_t i = 0; i < out_len / 8; i++)
+            put_be64(out + 8 * i, h[i]);
+    }
+    JS_FreeCString(c, name);
+    if (!out_len)
+        return JS_ThrowTypeError(c, "digest: unsupported algorithm");
+    return JS_NewUint8ArrayCopy(c, out, out_len);
+}
+
 static const JSCFunctionListEntry native_funcs[] = {
     JS_CFUNC_DEF("call", 1, js_native_call),
     JS_CFUNC_DEF("submit", 1, js_native_submit),
@@ -488,6 +703,8 @@ static const JSCFunctionListEntry native_funcs[] = {
     JS_CFUNC_DEF("encode", 1, js_native_encode),
     JS_CFUNC_DEF("decode", 2, js_native_decode),
     JS_CFUNC_DEF("compile", 3, js_native_compile),
+    JS_CFUNC_DEF("randomFill", 1, js_native_random_fill),
+    JS_CFUNC_DEF("digest", 2, js_native_digest),
 };
 
 /* ---- per-instance state that must not come from a snapshot --------------- */

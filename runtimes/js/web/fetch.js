@@ -1,0 +1,378 @@
+// Headers, Request, Response and fetch (Fetch standard, without streams).
+// fetch is the host op net.fetch, checked by the policy like every call; the
+// op answers {status, headers, body, url} with a text body, so a Response's
+// bytes are that text in UTF-8. An aborted fetch rejects at once with the
+// signal's reason; the host request may still finish, and its answer is dropped.
+(function (web) {
+  const { install, submit, native } = web;
+
+  const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+  // Leading and trailing HTTP whitespace is not part of a header value.
+  const normalizeValue = (v) => String(v).replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
+
+  function checkName(name, where) {
+    name = String(name);
+    if (!TOKEN.test(name)) throw new TypeError(`Headers.${where}: "${name}" is an invalid header name.`);
+    return name.toLowerCase();
+  }
+
+  function checkValue(value, where) {
+    const v = normalizeValue(value);
+    if (/[\0\r\n]/.test(v) || /[^\x00-\xff]/.test(v)) {
+      throw new TypeError(`Headers.${where}: "${v}" is an invalid header value.`);
+    }
+    return v;
+  }
+
+  class Headers {
+    #map = new Map(); // lowercase name -> [values]
+    constructor(init) {
+      if (init === undefined || init === null) return;
+      if (init instanceof Headers) {
+        for (const [k, vs] of init.#map) this.#map.set(k, vs.slice());
+      } else if (typeof init === "object" && typeof init[Symbol.iterator] === "function") {
+        for (const pair of init) {
+          const arr = Array.from(pair);
+          if (arr.length !== 2) throw new TypeError("Headers constructor: expected name/value pair to be length 2");
+          this.append(arr[0], arr[1]);
+        }
+      } else if (typeof init === "object") {
+        for (const key of Object.keys(init)) this.append(key, init[key]);
+      } else throw new TypeError("Headers constructor: expected an object or an iterable");
+    }
+    append(name, value) {
+      const k = checkName(name, "append");
+      const v = checkValue(value, "append");
+      const list = this.#map.get(k);
+      if (list) list.push(v);
+      else this.#map.set(k, [v]);
+    }
+    set(name, value) {
+      this.#map.set(checkName(name, "set"), [checkValue(value, "set")]);
+    }
+    delete(name) {
+      this.#map.delete(checkName(name, "delete"));
+    }
+    get(name) {
+      const list = this.#map.get(checkName(name, "get"));
+      return list ? list.join(", ") : null;
+    }
+    getSetCookie() {
+      return (this.#map.get("set-cookie") || []).slice();
+    }
+    has(name) {
+      return this.#map.has(checkName(name, "has"));
+    }
+    *entries() {
+      for (const name of [...this.#map.keys()].sort()) {
+        if (name === "set-cookie") for (const v of this.#map.get(name)) yield [name, v];
+        else yield [name, this.#map.get(name).join(", ")];
+      }
+    }
+    *keys() {
+      for (const [k] of this.entries()) yield k;
+    }
+    *values() {
+      for (const [, v] of this.entries()) yield v;
+    }
+    forEach(fn, thisArg) {
+      for (const [k, v] of this.entries()) fn.call(thisArg, v, k, this);
+    }
+    [Symbol.iterator]() {
+      return this.entries();
+    }
+    get [Symbol.toStringTag]() {
+      return "Headers";
+    }
+  }
+
+  // The host op takes one string per name.
+  function headersForHost(headers) {
+    const out = {};
+    for (const [k, v] of headers) out[k] = k in out ? `${out[k]}, ${v}` : v;
+    return out;
+  }
+
+  // ---- bodies ----------------------------------------------------------------
+
+  // -> {bytes: Uint8Array | null, type: string | null}
+  function extractBody(body) {
+    if (body === undefined || body === null) return { bytes: null, type: null };
+    if (typeof body === "string") return { bytes: native.encode(body.toWellFormed()), type: "text/plain;charset=UTF-8" };
+    if (body instanceof web.URLSearchParams) {
+      return { bytes: native.encode(body.toString()), type: "application/x-www-form-urlencoded;charset=UTF-8" };
+    }
+    if (body instanceof web.Blob) return { bytes: web.blobBytes(body).slice(), type: body.type || null };
+    if (body instanceof ArrayBuffer) return { bytes: new Uint8Array(body.slice(0)), type: null };
+    if (ArrayBuffer.isView(body)) {
+      return { bytes: new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)), type: null };
+    }
+    return { bytes: native.encode(String(body).toWellFormed()), type: "text/plain;charset=UTF-8" };
+  }
+
+  // The body mixin: a body is read once (bodyUsed), whole.
+  class Body {
+    #bytes = null;
+    #used = false;
+    get bodyUsed() {
+      return this.#used;
+    }
+    get body() {
+      return null; // no ReadableStream in hugind: read with text(), json(), arrayBuffer(), blob(), bytes()
+    }
+    #consume() {
+      if (this.#used) return Promise.reject(new TypeError("Body is unusable: Body has already been read"));
+      this.#used = this.#bytes !== null;
+      return Promise.resolve(this.#bytes ? this.#bytes.slice() : new Uint8Array(0));
+    }
+    text() {
+      return this.#consume().then((b) => new TextDecoder().decode(b));
+    }
+    json() {
+      return this.text().then((t) => JSON.parse(t));
+    }
+    arrayBuffer() {
+      return this.#consume().then((b) => b.buffer);
+    }
+    bytes() {
+      return this.#consume();
+    }
+    blob() {
+      const type = this.headers.get("content-type") || "";
+      return this.#consume().then((b) => new web.Blob([b], { type }));
+    }
+    formData() {
+      return Promise.reject(new TypeError("formData() is not available in hugind"));
+    }
+    static {
+      web.setBody = (target, bytes) => {
+        target.#bytes = bytes;
+      };
+      web.bodyOf = (target) => {
+        if (target.#used) throw new TypeError("Body is unusable: Body has already been read");
+        return target.#bytes;
+      };
+    }
+  }
+
+  // ---- Request -------------------------------------------------------------------
+
+  const METHODS = ["DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT", "PATCH"];
+  function normalizeMethod(method) {
+    const m = String(method);
+    if (!TOKEN.test(m)) throw new TypeError(`'${m}' is not a valid HTTP method.`);
+    const upper = m.toUpperCase();
+    if (["CONNECT", "TRACE", "TRACK"].includes(upper)) throw new TypeError(`'${m}' HTTP method is unsupported.`);
+    return METHODS.includes(upper) ? upper : m;
+  }
+
+  class Request extends Body {
+    #url;
+    #method;
+    #headers;
+    #signal;
+    #redirect;
+    constructor(input, init = {}) {
+      super();
+      init = init || {};
+      const from = input instanceof Request ? input : null;
+      if (from) this.#url = from.url;
+      else {
+        let parsed;
+        try {
+          parsed = new web.URL(String(input));
+        } catch (_) {
+          throw new TypeError(`Failed to parse URL from ${String(input)}`);
+        }
+        if (parsed.username || parsed.password) {
+          throw new TypeError(`Request cannot be constructed from a URL that includes credentials: ${parsed.href}`);
+        }
+        this.#url = parsed.href;
+      }
+      this.#method = init.method !== undefined ? normalizeMethod(init.method) : from ? from.method : "GET";
+      this.#headers = new Headers(init.headers !== undefined ? init.headers : from ? from.headers : undefined);
+      this.#redirect = init.redirect !== undefined ? String(init.redirect) : from ? from.redirect : "follow";
+      this.#signal = init.signal !== undefined ? init.signal : from ? from.signal : null;
+      if (this.#signal === null) this.#signal = new web.AbortController().signal;
+      let bytes = null;
+      if (init.body !== undefined && init.body !== null) {
+        if (this.#method === "GET" || this.#method === "HEAD") {
+          throw new TypeError("Request with GET/HEAD method cannot have body.");
+        }
+        const body = extractBody(init.body);
+        bytes = body.bytes;
+        if (body.type && !this.#headers.has("content-type")) this.#headers.set("content-type", body.type);
+      } else if (from) bytes = web.bodyOf(from);
+      web.setBody(this, bytes);
+    }
+    get url() {
+      return this.#url;
+    }
+    get method() {
+      return this.#method;
+    }
+    get headers() {
+      return this.#headers;
+    }
+    get signal() {
+      return this.#signal;
+    }
+    get redirect() {
+      return this.#redirect;
+    }
+    clone() {
+      return new Request(this);
+    }
+    get [Symbol.toStringTag]() {
+      return "Request";
+    }
+  }
+
+  // ---- Response ---------------------------------------------------------------------
+
+  // The host reports no reason phrase; these are the standard ones.
+  const REASONS = {
+    200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 206: "Partial Content",
+    301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
+    307: "Temporary Redirect", 308: "Permanent Redirect", 400: "Bad Request", 401: "Unauthorized",
+    403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
+    409: "Conflict", 410: "Gone", 413: "Content Too Large", 415: "Unsupported Media Type",
+    418: "I'm a Teapot", 422: "Unprocessable Content", 429: "Too Many Requests",
+    500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway",
+    503: "Service Unavailable", 504: "Gateway Timeout",
+  };
+
+  class Response extends Body {
+    #status = 200;
+    #statusText = "";
+    #headers;
+    #url = "";
+    #type = "default";
+    #redirected = false;
+    constructor(body = null, init = {}) {
+      super();
+      init = init || {};
+      if (init.status !== undefined) {
+        const s = Number(init.status);
+        if (!Number.isInteger(s) || s < 200 || s > 599) {
+          throw new RangeError(`init["status"] must be in the range of 200 to 599, inclusive.`);
+        }
+        this.#status = s;
+      }
+      this.#statusText = init.statusText !== undefined ? String(init.statusText) : "";
+      this.#headers = new Headers(init.headers);
+      const extracted = extractBody(body);
+      if (extracted.bytes !== null && [101, 204, 205, 304].includes(this.#status)) {
+        throw new TypeError("Response constructor: Invalid response status code " + this.#status);
+      }
+      if (extracted.type && !this.#headers.has("content-type")) this.#headers.set("content-type", extracted.type);
+      web.setBody(this, extracted.bytes);
+    }
+    get status() {
+      return this.#status;
+    }
+    get statusText() {
+      return this.#statusText;
+    }
+    get ok() {
+      return this.#status >= 200 && this.#status < 300;
+    }
+    get headers() {
+      return this.#headers;
+    }
+    get url() {
+      return this.#url;
+    }
+    get type() {
+      return this.#type;
+    }
+    get redirected() {
+      return this.#redirected;
+    }
+    clone() {
+      const copy = new Response(null, { status: Math.max(200, this.#status), statusText: this.#statusText });
+      copy.#status = this.#status;
+      copy.#headers = new Headers(this.#headers);
+      copy.#url = this.#url;
+      copy.#type = this.#type;
+      copy.#redirected = this.#redirected;
+      web.setBody(copy, web.bodyOf(this));
+      return copy;
+    }
+    static json(data, init = {}) {
+      const text = JSON.stringify(data);
+      if (text === undefined) throw new TypeError("Value is not JSON serializable");
+      const headers = new Headers(init && init.headers);
+      if (!headers.has("content-type")) headers.set("content-type", "application/json");
+      return new Response(text, { ...init, headers });
+    }
+    static error() {
+      const r = new Response(null);
+      r.#status = 0;
+      r.#type = "error";
+      return r;
+    }
+    static redirect(url, status = 302) {
+      if (![301, 302, 303, 307, 308].includes(status)) throw new RangeError(`Invalid status code ${status}`);
+      const r = new Response(null, { status });
+      r.#headers.set("location", new web.URL(String(url)).href);
+      return r;
+    }
+    get [Symbol.toStringTag]() {
+      return "Response";
+    }
+    static {
+      // A Response for the host's answer. Its headers also keep each header as
+      // an own property, as fetch's plain-object headers had them before.
+      web.responseFromHost = (r, requestUrl) => {
+        const res = new Response(null, { status: 200 });
+        res.#status = r.status;
+        res.#statusText = REASONS[r.status] || "";
+        res.#type = "basic";
+        res.#url = r.url;
+        res.#redirected = r.url !== requestUrl;
+        const headers = new Headers();
+        for (const name of Object.keys(r.headers || {})) {
+          headers.append(name, r.headers[name]);
+          // A name the Headers API itself uses ("get", "entries", ...) is not shadowed.
+          if (!(name in headers)) Object.defineProperty(headers, name, { value: r.headers[name], enumerable: true });
+        }
+        res.#headers = headers;
+        web.setBody(res, native.encode(String(r.body)));
+        return res;
+      };
+    }
+  }
+
+  function fetch(input, init = {}) {
+    return new Promise((resolve, reject) => {
+      const request = new Request(input, init);
+      const signal = request.signal;
+      if (signal.aborted) throw signal.reason;
+      const bytes = web.bodyOf(request);
+      const args = {
+        url: request.url,
+        method: request.method,
+        headers: headersForHost(request.headers),
+        body: bytes === null ? null : new TextDecoder().decode(bytes),
+      };
+      const onAbort = () => reject(signal.reason);
+      signal.addEventListener("abort", onAbort, { once: true });
+      submit("net.fetch", args).then(
+        (r) => {
+          signal.removeEventListener("abort", onAbort);
+          if (!signal.aborted) resolve(web.responseFromHost(r, request.url));
+        },
+        (e) => {
+          signal.removeEventListener("abort", onAbort);
+          reject(e);
+        },
+      );
+    });
+  }
+
+  install("Headers", Headers);
+  install("Request", Request);
+  install("Response", Response);
+  install("fetch", fetch);
+});
