@@ -18,6 +18,7 @@ import pytest
 import yaml
 
 from tests.support.chat_server import ChatServer, Reply
+from tests.support.http_server import RecordingServer, reply
 
 ROOT = Path(__file__).resolve().parent.parent / "npm_bundles"
 AGENTS = ROOT / "agents"
@@ -108,6 +109,32 @@ def test_formdata_matches_node():
     # The OpenAI SDK evaluates `body instanceof FormData` on every request with a body.
     out = assert_same_as_node(AGENTS / "formdata.js")
     assert out.endswith("hello!\ndone\n"), out
+
+
+@pytest.fixture
+def echo():
+    server = RecordingServer()
+
+    def answer(handler):
+        last = server.requests[-1]
+        headers = {k.lower(): v for k, v in last["headers"].items()}
+        sent = {"contentType": headers.get("content-type"), "body": last["body"].decode()}
+        reply(handler, 200, json.dumps(sent).encode(), {"Content-Type": "application/json"})
+
+    server.routes["/echo"] = answer
+    yield server
+    server.close()
+
+
+def test_fetch_posts_formdata_as_node_does(tmp_path, echo):
+    out = tmp_path / "bundle" / "formdata_post.js"
+    out.parent.mkdir()
+    script = bundle(AGENTS / "formdata_post.js", out, f'ECHO_URL="{echo.url("/echo")}"')
+    network = {"allow": True, "allowed_ips": [f"127.0.0.1:{echo.port}"]}
+    got = assert_same_as_node(script, agent_dir(tmp_path / "agent", script, network))
+    assert got.startswith("multipart/form-data; boundary=BOUNDARY\n"), got
+    assert 'filename=\\"a%0Ab.txt\\"' in got and "two\\r\\nlines" in got, got
+    assert len(echo.requests) == 2
 
 
 def test_a_large_bundle_builds_into_an_artifact(bundles, tmp_path):
