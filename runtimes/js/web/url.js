@@ -313,7 +313,7 @@
   function validAceLabel(label) {
     if (!label.startsWith("xn--")) return true;
     const decoded = punydecode(label.slice(4));
-    if (decoded === null || decoded === "" || /\p{Cc}/u.test(decoded)) return false;
+    if (decoded === null || decoded === "" || /[\x00-\x1f\x7f-\x9f]/.test(decoded)) return false;
     return punycode(decoded.normalize("NFKC").toLowerCase()) === label.slice(4);
   }
 
