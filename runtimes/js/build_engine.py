@@ -189,6 +189,7 @@ WEB_MODULES = (
     "abort.js",
     "url.js",
     "blob.js",
+    "formdata.js",
     "crypto.js",
     "clone.js",
     "fetch.js",

@@ -103,11 +103,39 @@
       return { bytes: native.encode(body.toString()), type: "application/x-www-form-urlencoded;charset=UTF-8" };
     }
     if (body instanceof web.Blob) return { bytes: web.blobBytes(body).slice(), type: body.type || null };
+    if (body instanceof web.FormData) return multipart(body);
     if (body instanceof ArrayBuffer) return { bytes: new Uint8Array(body.slice(0)), type: null };
     if (ArrayBuffer.isView(body)) {
       return { bytes: new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)), type: null };
     }
     return { bytes: native.encode(String(body).toWellFormed()), type: "text/plain;charset=UTF-8" };
+  }
+
+  // multipart/form-data as the HTML standard encodes it: names and filenames
+  // escape '"', CR and LF; string values get CRLF line breaks.
+  function multipart(form) {
+    const random = new Uint8Array(12);
+    native.randomFill(random);
+    const boundary = "----hugind-formdata-" + Array.from(random, (b) => b.toString(16).padStart(2, "0")).join("");
+    const escape = (s) => s.replace(/\n/g, "%0A").replace(/\r/g, "%0D").replace(/"/g, "%22");
+    const chunks = [];
+    for (const [name, value] of form) {
+      let head = `--${boundary}\r\nContent-Disposition: form-data; name="${escape(name)}"`;
+      if (typeof value === "string") {
+        chunks.push(native.encode(`${head}\r\n\r\n${value.replace(/\r\n|\r|\n/g, "\r\n")}\r\n`));
+        continue;
+      }
+      head += `; filename="${escape(value.name)}"\r\nContent-Type: ${value.type || "application/octet-stream"}\r\n\r\n`;
+      chunks.push(native.encode(head), web.blobBytes(value), native.encode("\r\n"));
+    }
+    chunks.push(native.encode(`--${boundary}--\r\n`));
+    const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+    let at = 0;
+    for (const c of chunks) {
+      bytes.set(c, at);
+      at += c.length;
+    }
+    return { bytes, type: `multipart/form-data; boundary=${boundary}` };
   }
 
   // The body mixin: a body is read once (bodyUsed), whole.
