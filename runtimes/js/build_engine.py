@@ -192,6 +192,7 @@ WEB_MODULES = (
     "formdata.js",
     "crypto.js",
     "clone.js",
+    "streams.js",
     "fetch.js",
     "intl.js",
 )

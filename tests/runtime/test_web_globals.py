@@ -1,5 +1,5 @@
 """The web-standard globals (URL, crypto, events, abort, timers, Blob,
-structuredClone, TextDecoder, fetch's Response, Intl) against node: each
+structuredClone, TextDecoder, fetch's Response, ReadableStream, Intl) against node: each
 script in web_globals/ runs under `node` (as ESM) and under `hugind run`, and
 the two outputs must be the same bytes. Real engine, real node, a real
 loopback HTTP server for fetch."""
@@ -114,6 +114,15 @@ def test_fetch_matches_node(tmp_path, web):
     source = (SCRIPTS / "fetch.mjs").read_text().replace("__BASE__", web.url("").rstrip("/"))
     permissions = {"network": {"allow": True, "allowed_ips": [f"127.0.0.1:{web.port}"]}}
     _compare(tmp_path, "fetch", source, permissions)
+
+
+@needs_node
+def test_streams_match_node(tmp_path, web):
+    source = (SCRIPTS / "streams.mjs").read_text().replace("__BASE__", web.url("").rstrip("/"))
+    permissions = {"network": {"allow": True, "allowed_ips": [f"127.0.0.1:{web.port}"]}}
+    out = _compare(tmp_path, "streams", source, permissions)
+    # The fetched body came through the stream, and the agent's own streams ran to their end.
+    assert '["hello text",true]' in out and '["g1","g2"]' in out, out
 
 
 def test_fetched_headers_still_read_as_a_plain_object(tmp_path, web):

@@ -1,4 +1,5 @@
-// Headers, Request, Response and fetch (Fetch standard, without streams).
+// Headers, Request, Response and fetch (Fetch standard). A Response's body is
+// also a ReadableStream (streams.js) of the whole body as one chunk.
 // fetch is the host op net.fetch, checked by the policy like every call; the
 // op answers {status, headers, body, url} with a text body, so a Response's
 // bytes are that text in UTF-8. An aborted fetch rejects at once with the
@@ -138,18 +139,29 @@
     return { bytes, type: `multipart/form-data; boundary=${boundary}` };
   }
 
-  // The body mixin: a body is read once (bodyUsed), whole.
+  // The body mixin. A body is bytes (from the host or the constructor) or an
+  // agent's ReadableStream; `body` shows either as a stream, made on first
+  // use. As the Fetch standard says, reading through that stream marks the
+  // body used, and text() and the rest refuse a used or locked body.
+  const unusable = () => new TypeError("Body is unusable: Body has already been read");
   class Body {
     #bytes = null;
+    #stream = null;
     #used = false;
     get bodyUsed() {
-      return this.#used;
+      return this.#used || (this.#stream !== null && web.streamDisturbed(this.#stream));
     }
     get body() {
-      return null; // no ReadableStream in hugind: read with text(), json(), arrayBuffer(), blob(), bytes()
+      if (this.#stream === null && this.#bytes !== null) {
+        this.#stream = web.bytesStream(this.#used ? new Uint8Array(0) : this.#bytes);
+        // A body already read whole shows as a read, locked stream.
+        if (this.#used) this.#stream.getReader().read();
+      }
+      return this.#stream;
     }
     #consume() {
-      if (this.#used) return Promise.reject(new TypeError("Body is unusable: Body has already been read"));
+      if (this.bodyUsed || (this.#stream !== null && this.#stream.locked)) return Promise.reject(unusable());
+      if (this.#stream !== null) return readAll(this.#stream);
       this.#used = this.#bytes !== null;
       return Promise.resolve(this.#bytes ? this.#bytes.slice() : new Uint8Array(0));
     }
@@ -176,11 +188,46 @@
       web.setBody = (target, bytes) => {
         target.#bytes = bytes;
       };
+      web.setBodyStream = (target, stream) => {
+        target.#stream = stream;
+      };
+      // The bytes of a body that is not an agent's stream (a Request's, to send).
       web.bodyOf = (target) => {
-        if (target.#used) throw new TypeError("Body is unusable: Body has already been read");
+        if (target.bodyUsed || (target.#stream !== null && target.#stream.locked)) throw unusable();
+        if (target.#bytes === null && target.#stream !== null) {
+          throw new TypeError("A ReadableStream request body is not supported in hugind");
+        }
         return target.#bytes;
       };
+      // clone(): bytes are shared (they are never written); an agent's stream is teed.
+      web.cloneBody = (from, to) => {
+        if (from.bodyUsed || (from.#stream !== null && from.#stream.locked)) throw unusable();
+        to.#bytes = from.#bytes;
+        if (from.#bytes === null && from.#stream !== null) [from.#stream, to.#stream] = from.#stream.tee();
+      };
     }
+  }
+
+  // Every chunk of a stream, joined; each must be a Uint8Array, as fetch says.
+  function readAll(stream) {
+    const reader = stream.getReader();
+    const chunks = [];
+    const next = () =>
+      reader.read().then(({ value, done }) => {
+        if (done) {
+          const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+          let at = 0;
+          for (const c of chunks) {
+            bytes.set(c, at);
+            at += c.length;
+          }
+          return bytes;
+        }
+        if (!(value instanceof Uint8Array)) throw new TypeError("Received non-Uint8Array chunk");
+        chunks.push(value);
+        return next();
+      });
+    return next();
   }
 
   // ---- Request -------------------------------------------------------------------
@@ -227,6 +274,7 @@
         if (this.#method === "GET" || this.#method === "HEAD") {
           throw new TypeError("Request with GET/HEAD method cannot have body.");
         }
+        if (web.isReadableStream(init.body)) throw new TypeError("A ReadableStream request body is not supported in hugind");
         const body = extractBody(init.body);
         bytes = body.bytes;
         if (body.type && !this.#headers.has("content-type")) this.#headers.set("content-type", body.type);
@@ -289,12 +337,17 @@
       }
       this.#statusText = init.statusText !== undefined ? String(init.statusText) : "";
       this.#headers = new Headers(init.headers);
-      const extracted = extractBody(body);
-      if (extracted.bytes !== null && [101, 204, 205, 304].includes(this.#status)) {
+      const stream = web.isReadableStream(body) ? body : null;
+      if (stream !== null && (stream.locked || web.streamDisturbed(stream))) {
+        throw new TypeError("Response body object should not be disturbed or locked");
+      }
+      const extracted = stream !== null ? { bytes: null, type: null } : extractBody(body);
+      if ((extracted.bytes !== null || stream !== null) && [101, 204, 205, 304].includes(this.#status)) {
         throw new TypeError("Response constructor: Invalid response status code " + this.#status);
       }
       if (extracted.type && !this.#headers.has("content-type")) this.#headers.set("content-type", extracted.type);
       web.setBody(this, extracted.bytes);
+      web.setBodyStream(this, stream);
     }
     get status() {
       return this.#status;
@@ -324,7 +377,7 @@
       copy.#url = this.#url;
       copy.#type = this.#type;
       copy.#redirected = this.#redirected;
-      web.setBody(copy, web.bodyOf(this));
+      web.cloneBody(this, copy);
       return copy;
     }
     static json(data, init = {}) {
@@ -352,7 +405,7 @@
     static {
       // A Response for the host's answer. Its headers also keep each header as
       // an own property, as fetch's plain-object headers had them before.
-      web.responseFromHost = (r, requestUrl) => {
+      web.responseFromHost = (r, requestUrl, method) => {
         const res = new Response(null, { status: 200 });
         res.#status = r.status;
         res.#statusText = REASONS[r.status] || "";
@@ -366,7 +419,9 @@
           if (!(name in headers)) Object.defineProperty(headers, name, { value: r.headers[name], enumerable: true });
         }
         res.#headers = headers;
-        web.setBody(res, native.encode(String(r.body)));
+        // A HEAD answer and the null-body statuses have no body at all (body is null).
+        const nullBody = method === "HEAD" || [101, 103, 204, 205, 304].includes(r.status);
+        web.setBody(res, nullBody ? null : native.encode(String(r.body)));
         return res;
       };
     }
@@ -389,7 +444,7 @@
       submit("net.fetch", args).then(
         (r) => {
           signal.removeEventListener("abort", onAbort);
-          if (!signal.aborted) resolve(web.responseFromHost(r, request.url));
+          if (!signal.aborted) resolve(web.responseFromHost(r, request.url, request.method));
         },
         (e) => {
           signal.removeEventListener("abort", onAbort);
