@@ -34,6 +34,7 @@ from hugind.sandbox import raw_import, wasi_guard
 from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
 from hugind.sandbox.wasi_clock import WasiClock
 from hugind.sandbox.wasi_guard import WasiGuard
+from hugind.sandbox.wasi_relay import WASI
 
 # Status codes the hugind imports return to the guest (see ABI.md).
 E_FAULT = -1  # pointer/length outside the guest's memory
@@ -44,9 +45,7 @@ E_SMALL_BUFFER = -4  # take() buffer smaller than the response (it stays queued)
 MAX_REQUEST_BYTES = 64 * 1024 * 1024
 ABI_VERSION = 1
 
-I32 = wasmtime.ValType.i32()
 _MASK32 = 0xFFFFFFFF
-WASI = "wasi_snapshot_preview1"
 
 OutputSink = Callable[[bytes], None]
 
@@ -309,7 +308,7 @@ class GuestInstance:
         self._response = None
         # The guest ran no code while the host served the call, so its memory is
         # the one checked above; its base address is asked again all the same.
-        ctypes.memmove(ctypes.addressof(memory.data_ptr(caller).contents) + dst, reply, size)
+        _write_at(memory, caller, dst, reply)
         return size
 
     def _take(self, caller: wasmtime.Caller, ptr: int, cap: int) -> int:
@@ -322,7 +321,7 @@ class GuestInstance:
         memory = self._memory_of(caller)
         if memory is None or ptr + size > memory.data_len(caller):
             return E_FAULT
-        ctypes.memmove(ctypes.addressof(memory.data_ptr(caller).contents) + ptr, self._response, size)
+        _write_at(memory, caller, ptr, self._response)
         self._response = None
         return size
 
@@ -393,7 +392,7 @@ class GuestInstance:
                 f"the guest's hugind_alloc({len(data)}) returned {ptr:#x}, outside its {size}-byte memory "
                 "(a bug in the guest)"
             )
-        ctypes.memmove(ctypes.addressof(self.memory.data_ptr(self.store).contents) + ptr, data, len(data))
+        _write_at(self.memory, self.store, ptr, data)
         return ptr
 
 
@@ -425,6 +424,12 @@ def _check_initial_memory(module: wasmtime.Module, cap: int) -> None:
             f"the module needs {needed / 2**20:.1f} MiB of memory at start, over the cap of "
             f"{cap / 2**20:.1f} MiB (permissions.limits.memory_mb)"
         )
+
+
+def _write_at(memory: wasmtime.Memory, store: wasmtime.Caller | wasmtime.Store, ptr: int, data: bytes) -> None:
+    """Copy ``data`` into linear memory at ``ptr``, already bounds-checked by the caller
+    (one memmove: Memory.write builds a bytearray first)."""
+    ctypes.memmove(ctypes.addressof(memory.data_ptr(store).contents) + ptr, data, len(data))
 
 
 def _read_at(memory: wasmtime.Memory, caller: wasmtime.Caller, limit: int, ptr: int, length: int) -> bytes | int:

@@ -32,7 +32,7 @@ linked by a linker without this interposer): their stdin is a file or empty.
 Guest memory is hostile: pointers and counts are checked before anything is
 read; out of bounds is ``EFAULT``, a misaligned pointer ``EINVAL`` (wasmtime's
 own implementation traps on both). The real functions run in a relay
-instance (see ``wasi_guard.py`` for why): it imports them and has its own
+instance (``wasi_relay.py``): it imports them and has its own
 memory, grown as a poll needs it, up to ``MAX_RELAY_PAGES``; a poll too big
 for that gets ``ENOMEM``, as wasmtime answers a count it cannot allocate.
 """
@@ -40,24 +40,16 @@ for that gets ``ENOMEM``, as wasmtime answers a count it cannot allocate.
 from __future__ import annotations
 
 import struct
-import threading
 import time
-import weakref
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import wasmtime
 
-from hugind.errors import EngineError, LimitExceeded, TrapError
+from hugind.errors import LimitExceeded, TrapError
 from hugind.sandbox import raw_import
-
-WASI = "wasi_snapshot_preview1"
-
-# WASI preview 1 errno values.
-ESUCCESS = 0
-EFAULT = 21
-EINVAL = 28
-ENOMEM = 48
+from hugind.sandbox.wasi_relay import EFAULT, EINVAL, ENOMEM, ESUCCESS, PAGE, RelaySpec
+from hugind.sandbox.wasi_relay import instantiate as instantiate_relay
 
 SLICE_S = 0.05  # how late an interruption (output cap) may be noticed during a wait
 DEADLINE_REASON = "wall-clock deadline exceeded (permissions.limits.timeout)"
@@ -79,42 +71,15 @@ EVENTTYPE_FD_READ = 1
 CLOCK_MONOTONIC = 1
 SUBCLOCK_ABSTIME = 1
 
-_PAGE = 65536
 MAX_RELAY_PAGES = 128  # 8 MiB: ~100k subscriptions; wasi-libc's poll() uses one per fd
 _MASK32 = 0xFFFFFFFF
 _NS = 1_000_000_000
 
 
-def _relay_wat() -> str:
-    return f"""(module
-  (import "{WASI}" "poll_oneoff" (func $poll (param i32 i32 i32 i32) (result i32)))
-  (import "{WASI}" "clock_time_get" (func $now (param i32 i64 i32) (result i32)))
-  (import "{WASI}" "fd_read" (func $read (param i32 i32 i32 i32) (result i32)))
-  (memory (export "memory") 1 {MAX_RELAY_PAGES})
-  (func (export "poll_oneoff") (param i32 i32 i32 i32) (result i32)
-    (call $poll (local.get 0) (local.get 1) (local.get 2) (local.get 3)))
-  (func (export "clock_time_get") (param i32 i64 i32) (result i32)
-    (call $now (local.get 0) (local.get 1) (local.get 2)))
-  (func (export "fd_read") (param i32 i32 i32 i32) (result i32)
-    (call $read (local.get 0) (local.get 1) (local.get 2) (local.get 3))))"""
-
-
-_relays: weakref.WeakKeyDictionary[wasmtime.Engine, tuple[wasmtime.Linker, wasmtime.Module]] = (
-    weakref.WeakKeyDictionary()
+_I32X4 = ("i32", "i32", "i32", "i32")
+_RELAY = RelaySpec(
+    (("poll_oneoff", _I32X4), ("clock_time_get", ("i32", "i64", "i32")), ("fd_read", _I32X4)), 1, MAX_RELAY_PAGES
 )
-_relay_lock = threading.Lock()
-
-
-def _relay(engine: wasmtime.Engine) -> tuple[wasmtime.Linker, wasmtime.Module]:
-    """The relay module and a linker with the real WASI, once per engine."""
-    with _relay_lock:
-        relay = _relays.get(engine)
-        if relay is None:
-            linker = wasmtime.Linker(engine)
-            linker.define_wasi()
-            relay = linker, wasmtime.Module(engine, _relay_wat())
-            _relays[engine] = relay
-        return relay
 
 
 @dataclass
@@ -152,12 +117,9 @@ class WasiClock:
 
     def _ready(self, caller: wasmtime.Caller) -> _Relay:
         if self._relay is None:
-            linker, module = _relay(self._engine)
-            exports = linker.instantiate(caller, module).exports(caller)
-            parts = [exports[name] for name in ("memory", "poll_oneoff", "clock_time_get", "fd_read")]
-            if not isinstance(parts[0], wasmtime.Memory) or not all(isinstance(f, wasmtime.Func) for f in parts[1:]):
-                raise EngineError("the WASI clock relay module does not export what it should")
-            self._relay = _Relay(*parts)  # type: ignore[arg-type]
+            relay = instantiate_relay(self._engine, caller, _RELAY)
+            real = relay.functions
+            self._relay = _Relay(relay.memory, real["poll_oneoff"], real["clock_time_get"], real["fd_read"])
         return self._relay
 
     def _call(self, func: wasmtime.Func, caller: wasmtime.Caller, *args: int, all_i32: bool = True) -> int:
@@ -181,8 +143,8 @@ class WasiClock:
         have = relay.memory.data_len(caller)
         if size <= have:
             return True
-        pages = -(-(size - have) // _PAGE)
-        if have // _PAGE + pages > MAX_RELAY_PAGES:
+        pages = -(-(size - have) // PAGE)
+        if have // PAGE + pages > MAX_RELAY_PAGES:
             return False
         try:
             relay.memory.grow(caller, pages)
@@ -342,7 +304,7 @@ class WasiClock:
             return EFAULT
         relay = self._ready(caller)
         # The relay reads into one buffer of the iovecs' total (capped: a short read is a read).
-        want = min(sum(size for _, size in iovs), MAX_RELAY_PAGES * _PAGE - 64)
+        want = min(sum(size for _, size in iovs), MAX_RELAY_PAGES * PAGE - 64)
         if want:  # an empty read never blocks in wasmtime either
             self._wait_readable(caller, relay, fd)
         if not self._room(caller, relay, 64 + want):

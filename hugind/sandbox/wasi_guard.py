@@ -9,20 +9,14 @@ open a file for writing or change a file's size or times, checks the inode the
 call actually reached, and forwards every other WASI function untouched (only
 the interposed ones go through Python).
 
-Why a relay instance: wasmtime's WASI functions find the guest's memory through
-the ``memory`` export of the *calling instance*; called from a Python host
-function they have no calling instance and fail. So a store whose guest calls
-one of the interposed functions gets a tiny relay module (generated WAT) that
-imports the real WASI functions and exports one-line wasm forwarders plus one
-page of its own memory. The relay is instantiated in the guest's store on the
-first interposed call, not before: most guests (the JS engine) never make one,
-and the linker holding the interposed functions is shared by every store of an
-engine, finding the store's guard through ``current``. A wrapper copies the
-guest's path into the relay's memory, calls the forwarder (WASI's caller is
-then the relay, and every pointer is relative to the relay's memory), checks
-the result and copies it back. The guest's memory is only read and, for the
-returned fd, written at the pointer the guest gave; the guest cannot reach the
-relay.
+The real functions are reached through a relay instance (``wasi_relay.py``
+says why), made in the guest's store on the first interposed call, not
+before: most guests (the JS engine) never make one. The linker holding the
+interposed functions is shared by every store of an engine, finding the
+store's guard through ``current``. A wrapper copies the guest's path into the
+relay's memory, calls the forwarder, checks the result and copies it back. The
+guest's memory is only read and, for the returned fd, written at the pointer
+the guest gave.
 
 Why the check holds: it is made on the opened fd (``fd_filestat_get``), after
 the open, so it is about the inode actually opened, not about a name a child
@@ -36,25 +30,25 @@ from __future__ import annotations
 
 import posixpath
 import struct
-import threading
-import weakref
 from collections.abc import Callable
 from typing import Any
 
 import wasmtime
 
 from hugind.errors import EngineError
-
-WASI = "wasi_snapshot_preview1"
-
-# WASI preview 1 errno values.
-ESUCCESS = 0
-EACCES = 2
-EFAULT = 21
-EISDIR = 31
-ENAMETOOLONG = 37
-ENOTSUP = 58
-EPERM = 63
+from hugind.sandbox.wasi_relay import (
+    EACCES,
+    EFAULT,
+    EISDIR,
+    ENAMETOOLONG,
+    ENOTSUP,
+    EPERM,
+    ESUCCESS,
+    PAGE,
+    WASI,
+    RelaySpec,
+)
+from hugind.sandbox.wasi_relay import instantiate as instantiate_relay
 
 # Rights, open flags and fd flags that can make an opened file writable (or
 # that wasmtime may one day honour as such): any of them is a write intent.
@@ -105,34 +99,7 @@ _INTERPOSED: dict[str, tuple[str, ...]] = {
 }
 
 
-def _relay_wat() -> str:
-    imports, forwarders = [], []
-    for name, params in _RELAYED.items():
-        sig = " ".join(f"(param {p})" for p in params) + " (result i32)"
-        args = " ".join(f"(local.get {i})" for i in range(len(params)))
-        imports.append(f'(import "{WASI}" "{name}" (func ${name} {sig}))')
-        forwarders.append(f'(func (export "{name}") {sig} (call ${name} {args}))')
-    pages = _RELAY_BYTES // 65536
-    return "\n".join(["(module", *imports, f'(memory (export "memory") {pages} {pages})', *forwarders, ")"])
-
-
-_relays: weakref.WeakKeyDictionary[wasmtime.Engine, tuple[wasmtime.Linker, wasmtime.Module]] = (
-    weakref.WeakKeyDictionary()
-)
-_relay_lock = threading.Lock()
-
-
-def _relay(engine: wasmtime.Engine) -> tuple[wasmtime.Linker, wasmtime.Module]:
-    """The relay module and a linker with the real WASI, built once per engine
-    (engines are process-wide and few; neither depends on a store)."""
-    with _relay_lock:
-        relay = _relays.get(engine)
-        if relay is None:
-            linker = wasmtime.Linker(engine)
-            linker.define_wasi()
-            relay = linker, wasmtime.Module(engine, _relay_wat())
-            _relays[engine] = relay
-        return relay
+_RELAY = RelaySpec(tuple(_RELAYED.items()), _RELAY_BYTES // PAGE, _RELAY_BYTES // PAGE)
 
 
 def _functype(params: tuple[str, ...]) -> wasmtime.FuncType:
@@ -159,20 +126,11 @@ class WasiGuard:
 
     def _relay_ready(self, caller: wasmtime.Caller) -> wasmtime.Memory:
         """The relay's memory, instantiating the relay in the caller's store on first use."""
-        if self._mem is not None:
-            return self._mem
-        linker, module = _relay(self._engine)
-        exports = linker.instantiate(caller, module).exports(caller)
-        memory = exports["memory"]
-        if not isinstance(memory, wasmtime.Memory):
-            raise EngineError("the WASI relay module does not export its memory")
-        for name in _RELAYED:
-            func = exports[name]
-            if not isinstance(func, wasmtime.Func):
-                raise EngineError(f"the WASI relay module does not export {name}")
-            self._real[name] = func
-        self._mem = memory
-        return memory
+        if self._mem is None:
+            relay = instantiate_relay(self._engine, caller, _RELAY)
+            self._real = relay.functions
+            self._mem = relay.memory
+        return self._mem
 
     @property
     def _memory(self) -> wasmtime.Memory:
