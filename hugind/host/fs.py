@@ -134,7 +134,7 @@ def _parent(real: Path) -> Iterator[tuple[int, str]]:
         os.close(fd)
 
 
-def _lstat(real: Path) -> os.stat_result | None:
+def _lstat(real: Path | str) -> os.stat_result | None:
     head, name = os.path.split(str(real))
     if not name:
         return os.lstat("/")
@@ -200,19 +200,27 @@ def _cwd(ctx: HostContext, args: dict[str, Any]) -> str:
     return engine.guest_path(engine.fs_cwd)
 
 
+def _stat_allowed(ctx: HostContext, op: str, path: str) -> os.stat_result | None:
+    """The stat of what ``path`` points to, once the policy allowed reading it; None if absent.
+
+    Through the fd the check held when there is one: the very object decided on."""
+    real, fd = _engine(ctx).check_read_held(op, path)
+    if fd is None:
+        with _errors(op, path):
+            return _lstat(real)
+    try:
+        return os.fstat(fd)
+    finally:
+        os.close(fd)
+
+
 def _exists(ctx: HostContext, args: dict[str, Any]) -> bool:
-    path = _path(args)
-    real = _engine(ctx).check_fs("exists", path, write=False)
-    with _errors("exists", path):
-        return _lstat(real) is not None
+    return _stat_allowed(ctx, "exists", _path(args)) is not None
 
 
 def _is_kind(test: Any, op: str) -> Any:
     def handler(ctx: HostContext, args: dict[str, Any]) -> bool:
-        path = _path(args)
-        real = _engine(ctx).check_fs(op, path, write=False)
-        with _errors(op, path):
-            st = _lstat(real)
+        st = _stat_allowed(ctx, op, _path(args))
         return st is not None and bool(test(st.st_mode))
 
     return handler

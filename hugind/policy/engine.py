@@ -120,6 +120,17 @@ class PolicyEngine:
         self.record("filesystem", request, True, rule)
         return real
 
+    def check_read_held(self, op: str, path: str) -> tuple[str, int | None]:
+        """``check_fs`` for a read, plus an ``O_PATH`` fd of the object allowed (the
+        caller closes it), or None when nothing exists there (see ``decide_read_held``)."""
+        request = {"op": op, "path": path, "write": False}
+        try:
+            real, rule, fd = fs_rules.decide_read_held(self.fs_view(), op, path)
+        except Denied as denied:
+            raise self._deny("filesystem", request, denied) from None
+        self.record("filesystem", request, True, rule)
+        return real, fd
+
     def may_write(self, real: Path) -> bool:
         """For a path already resolved: inside a writable root? (no audit entry)"""
         return fs_rules.may_write(self.fs_view(), real)

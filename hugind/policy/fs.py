@@ -73,6 +73,11 @@ class FsView:
         return tuple((str(r.path), r) for r in self.writable)
 
     @cached_property
+    def internal_strs(self) -> tuple[str, ...]:
+        """``internal_dirs()`` as strings, fixed for the run like the roots."""
+        return tuple(str(d) for d in internal_dirs())
+
+    @cached_property
     def cwd_str(self) -> str:
         return str(self.cwd)
 
@@ -110,28 +115,37 @@ _O_PATH = getattr(os, "O_PATH", 0)
 _fd_links = _O_PATH != 0 and os.path.isdir("/proc/self/fd")
 
 
-def _realpath(path: str) -> str:
-    """``os.path.realpath(path)``, asked of the kernel when it can answer in one open.
+def _open_canonical(path: str) -> tuple[str, int] | None:
+    """(canonical path, ``O_PATH`` fd) of what ``path`` names now, or None.
 
     An object the kernel opens has one canonical path, the one ``realpath``
     computes by hand (an ``lstat`` per component): opened ``O_PATH`` (no read,
-    no side effect) its fd's link in ``/proc/self/fd`` names it. Anything else
-    (a path that does not exist yet, a loop, a denied directory, no ``/proc``,
-    a file unlinked meanwhile) goes to ``os.path.realpath`` itself."""
-    if _fd_links:
-        try:
-            fd = os.open(path, _O_PATH | os.O_CLOEXEC)
-        except OSError:
-            return os.path.realpath(path)
-        try:
-            real = os.readlink(f"/proc/self/fd/{fd}")
-        except OSError:
-            real = ""
-        finally:
-            os.close(fd)
-        if real.startswith("/") and not real.endswith(" (deleted)"):
-            return real
-    return os.path.realpath(path)
+    no side effect) its fd's link in ``/proc/self/fd`` names it. None when the
+    kernel cannot say in one open: a path that does not exist yet, a loop, a
+    denied directory, no ``/proc``, a file unlinked meanwhile."""
+    if not _fd_links:
+        return None
+    try:
+        fd = os.open(path, _O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        real = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        real = ""
+    if real.startswith("/") and not real.endswith(" (deleted)"):
+        return real, fd
+    os.close(fd)
+    return None
+
+
+def _realpath(path: str) -> str:
+    """``os.path.realpath(path)``, asked of the kernel when it can answer in one open."""
+    held = _open_canonical(path)
+    if held is None:
+        return os.path.realpath(path)
+    os.close(held[1])
+    return held[0]
 
 
 def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
@@ -150,6 +164,15 @@ def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
         ) from None
 
 
+def resolve_held(path: str, cwd: Path) -> tuple[str, int | None]:
+    """``str(resolve(path, cwd))`` plus an ``O_PATH`` fd of the object it names, which
+    the caller closes; the fd is None when nothing exists there (yet)."""
+    held = _open_canonical(os.path.join(cwd, path))
+    if held is not None:
+        return held
+    return str(resolve(path, cwd)), None
+
+
 def _root_of(real: str, roots: tuple[tuple[str, FsRoot], ...]) -> FsRoot | None:
     """The innermost root containing ``real`` (roots given with their string form)."""
     best: FsRoot | None = None
@@ -159,23 +182,8 @@ def _root_of(real: str, roots: tuple[tuple[str, FsRoot], ...]) -> FsRoot | None:
     return best
 
 
-_internal_strs: tuple[tuple[Path, ...], tuple[str, ...]] = ((), ())
-
-
-def _internal() -> tuple[str, ...]:
-    """``internal_dirs()`` as strings (asked every check: it follows the environment)."""
-    global _internal_strs
-    dirs = internal_dirs()
-    known, strs = _internal_strs
-    if dirs != known:
-        strs = tuple(str(d) for d in dirs)
-        _internal_strs = (dirs, strs)
-    return strs
-
-
-def _forbidden(real: str, root: FsRoot | None) -> str | None:
+def _forbidden(real: str, root: FsRoot | None, internal: tuple[str, ...]) -> str | None:
     """Why ``real`` is off limits whatever the roots say: "internal", a special dir, or None."""
-    internal = _internal()
     if real.startswith(internal) and any(within(real, d) for d in internal):
         return "internal"
     if real.startswith(_SPECIAL_STRS):
@@ -189,21 +197,24 @@ def _specs(roots: tuple[FsRoot, ...]) -> str:
     return ", ".join(dict.fromkeys(r.spec for r in roots)) or "none configured"
 
 
-def decide_fs(view: FsView, op: str, path: str, *, write: bool) -> tuple[Path, str]:
-    """Resolve and check; return (real host path, deciding rule) or raise Denied."""
+def _precheck(view: FsView, op: str, path: str, write: bool) -> str:
+    """What can be decided before resolving: the path's syntax and the fs mode; the op's short name."""
     name = _op_name(op)
     check_syntax(path)
-    shown = repr(path)
     mode = view.policy.mode
     if mode == "none":
-        raise Denied("filesystem.mode", f"filesystem: {name} {shown} denied: runtime_fs_mode is none")
+        raise Denied("filesystem.mode", f"filesystem: {name} {path!r} denied: runtime_fs_mode is none")
     if write and mode == "read-only":
-        raise Denied("filesystem.read-only", f"filesystem: {name} {shown} denied: runtime_fs_mode read-only")
-    real = resolve(path, view.cwd, follow_last=name not in ENTRY_OPS)
-    real_str = str(real)
+        raise Denied("filesystem.read-only", f"filesystem: {name} {path!r} denied: runtime_fs_mode read-only")
+    return name
+
+
+def _rule_for(view: FsView, name: str, path: str, real_str: str, write: bool) -> str:
+    """The rule allowing ``name`` on the resolved ``real_str``, or Denied."""
+    shown = repr(path)
     roots = view.writable_strs if write else view.readable_strs
     root = _root_of(real_str, roots)
-    forbidden = _forbidden(real_str, root)
+    forbidden = _forbidden(real_str, root, view.internal_strs)
     if forbidden == "internal":
         raise Denied(
             "filesystem.internal",
@@ -222,11 +233,38 @@ def decide_fs(view: FsView, op: str, path: str, *, write: bool) -> tuple[Path, s
         )
     if name in ROOT_PROTECTED_OPS and real_str == str(root.path):
         raise Denied("filesystem.root", f"filesystem: {name} {shown} denied: it is the allowed root itself")
-    return real, f"filesystem.{'write' if write else 'read'}:{root.spec}"
+    return f"filesystem.{'write' if write else 'read'}:{root.spec}"
+
+
+def decide_fs(view: FsView, op: str, path: str, *, write: bool) -> tuple[Path, str]:
+    """Resolve and check; return (real host path, deciding rule) or raise Denied."""
+    name = _precheck(view, op, path, write)
+    real = resolve(path, view.cwd, follow_last=name not in ENTRY_OPS)
+    return real, _rule_for(view, name, path, str(real), write)
+
+
+def decide_read_held(view: FsView, op: str, path: str) -> tuple[str, str, int | None]:
+    """``decide_fs`` for a read of what ``path`` points to (its real path as a string),
+    also handing over an
+    ``O_PATH`` fd of the very object decided on (None when nothing exists there).
+
+    Acting through that fd (``fstat``) needs no second walk and leaves no window
+    between the decision and the act: a symlink swapped in after the check
+    changes nothing, as the fd already names the object that was checked."""
+    name = _precheck(view, op, path, False)
+    if name in ENTRY_OPS:
+        raise ValueError(f"{op} acts on the entry, not on what it points to")
+    real, fd = resolve_held(path, view.cwd)
+    try:
+        return real, _rule_for(view, name, path, real, False), fd
+    except BaseException:
+        if fd is not None:
+            os.close(fd)
+        raise
 
 
 def may_write(view: FsView, real: Path) -> bool:
     """Whether an already-resolved path lies in a writable root (no special dir)."""
     text = str(real)
     root = _root_of(text, view.writable_strs)
-    return root is not None and _forbidden(text, root) is None
+    return root is not None and _forbidden(text, root, view.internal_strs) is None

@@ -31,7 +31,9 @@ def _fill(template: str, outside: Path) -> str:
 
 
 @pytest.mark.parametrize(("path", "rule", "fragment"), FS_READ_ESCAPES, ids=[v[0] for v in FS_READ_ESCAPES])
-@pytest.mark.parametrize("op", ["fs.read_text", "fs.read_bytes", "fs.exists", "fs.stat", "fs.realpath"])
+@pytest.mark.parametrize(
+    "op", ["fs.read_text", "fs.read_bytes", "fs.exists", "fs.is_file", "fs.is_dir", "fs.stat", "fs.realpath"]
+)
 def test_read_escapes_are_denied(harness, layout, outside, op, path, rule, fragment):
     h = harness(FS_POLICY)
     guest = _fill(path, outside)
