@@ -139,13 +139,39 @@ def _open_canonical(path: str) -> tuple[str, int] | None:
     return None
 
 
-def _realpath(path: str) -> str:
-    """``os.path.realpath(path)``, asked of the kernel when it can answer in one open."""
-    held = _open_canonical(path)
+def _canonical_absent(path: str) -> str | None:
+    """The real path of a name that does not exist in a directory that does.
+
+    Checking for a file that is not there is common (``fs.exists``), and
+    ``os.path.realpath`` pays an ``lstat`` per component for it. The answer is
+    the directory's canonical path plus the name, once ``lstat`` says there is
+    nothing at all under that name (a dangling symlink is something: None)."""
+    head, tail = os.path.split(path)
+    if tail in ("", ".", ".."):
+        return None
+    held = _open_canonical(head)
     if held is None:
-        return os.path.realpath(path)
-    os.close(held[1])
-    return held[0]
+        return None
+    real_head, fd = held
+    try:
+        os.stat(tail, dir_fd=fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return f"{real_head.rstrip('/')}/{tail}"
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None  # it exists after all (a dangling link, or made meanwhile): realpath decides
+
+
+def _realpath(path: str) -> str:
+    """``os.path.realpath(path)``, asked of the kernel when it can answer in one or two opens."""
+    held = _open_canonical(path)
+    if held is not None:
+        os.close(held[1])
+        return held[0]
+    absent = _canonical_absent(path)
+    return absent if absent is not None else os.path.realpath(path)
 
 
 def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
