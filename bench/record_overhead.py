@@ -24,13 +24,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from hugind.manifest import load_agent  # noqa: E402
-from hugind.pinning import pin  # noqa: E402
-from hugind.replay.reader import read_record  # noqa: E402
-from hugind.replay.scrub import Scrubber  # noqa: E402
-from hugind.replay.tape import Player, Recorder  # noqa: E402
-from hugind.replay.writer import RecordWriter  # noqa: E402
-from hugind.run import RunOptions, run_agent  # noqa: E402
+from hugind.manifest import load_agent
+from hugind.pinning import pin
+from hugind.replay.reader import read_record
+from hugind.replay.scrub import Scrubber
+from hugind.replay.tape import Player, Recorder
+from hugind.replay.writer import RecordWriter
+from hugind.run import RunOptions, run_agent
 
 AGENT_JS = """
 export default ({args}) => {
