@@ -138,6 +138,9 @@ def run(
     json_events: Annotated[bool, typer.Option("--json", help="Agentic mode: NDJSON events on stdout.")] = False,
     stream: Annotated[bool, typer.Option("--stream", help="Agentic mode: stream LLM responses.")] = False,
     expect: ExpectOption = None,
+    record: Annotated[
+        Optional[Path], typer.Option("--record", help="Record the run to this new file, for `hugind replay`.")
+    ] = None,
 ) -> None:
     """Run an agent and print its result as JSON."""
     with _importing():
@@ -168,15 +171,27 @@ def run(
             from hugind.pinning import verify
 
             loaded = verify(loaded, expect, str(agent))
+        if record is not None:
+            from hugind.replay.command import start_recording
+
+            loaded = start_recording(record, agent, loaded, options)
         result = run_agent(loaded, options)
     except HugindError as err:
         stop = _fail(err)
         _print_hints(getattr(err, "denial_hints", None))
+        if options.tape is not None:
+            from hugind.replay.command import end_recording
+
+            end_recording(options, err.exit_code, err)
         raise stop from None
     if result.has_result and not (json_events and result.loop is not None):
         sys.stdout.write(json.dumps(result.value, ensure_ascii=False) + "\n")
         sys.stdout.flush()
     verdict = strict_verdict(result) if strict else None
+    if options.tape is not None:
+        from hugind.replay.command import end_recording
+
+        end_recording(options, verdict.exit_code if verdict else ExitCode.OK, verdict, result)
     if verdict is not None:
         stop = _fail(verdict)
         _print_hints(result.denial_hints)
@@ -189,6 +204,42 @@ def _print_hints(lines: Optional[list[str]]) -> None:
     if lines:
         sys.stderr.write("\n".join(lines) + "\n")
         sys.stderr.flush()
+
+
+@app.command(cls=_Command)
+def replay(
+    record: Annotated[Path, typer.Argument(help="A record written by `hugind run --record`.")],
+    agent: Annotated[Optional[Path], typer.Argument(help="The agent (default: the path in the record).")] = None,
+    audit: AuditOption = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Replay under --strict (else as recorded).")] = False,
+    policy: PolicyOption = None,
+    allow_changed: Annotated[
+        bool, typer.Option("--allow-changed", help="Replay a changed agent or policy up to the first divergent op.")
+    ] = False,
+    expect: Annotated[
+        Optional[str], typer.Option("--expect", help="Refuse the record unless its file digest is this sha256:<hex>.")
+    ] = None,
+    json_events: Annotated[bool, typer.Option("--json", help="Agentic mode: NDJSON events on stdout.")] = False,
+) -> None:
+    """Re-run a recorded run offline: every host op, LLM answer, clock and random value from the record."""
+    with _importing():
+        from hugind.replay.command import replay as replay_record
+
+    try:
+        code = replay_record(
+            record,
+            agent,
+            audit=audit,
+            strict=strict,
+            policy=policy,
+            allow_changed=allow_changed,
+            expect=expect,
+            json_events=json_events,
+        )
+    except HugindError as err:
+        raise _fail(err) from None
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command(cls=_Command)

@@ -23,6 +23,8 @@ class ExitCode:
     TRAP = 5  # the module trapped (unreachable, out of bounds, stack overflow)
     BACKEND = 6  # the LLM backend failed (down, auth, overflow, ...)
     ENGINE = 7  # the JS engine is missing, corrupt or failed to build
+    REPLAY_DIVERGED = 8  # hugind replay: the run differs from its record (agent, policy or a request)
+    RECORD_INVALID = 9  # hugind replay: the record is truncated, tampered with or not a record
     INTERNAL = 70  # a bug in hugind itself
 
 
@@ -86,6 +88,18 @@ class EngineError(HugindError):
 
 class BackendError(HugindError):
     exit_code = ExitCode.BACKEND
+
+
+class ReplayDiverged(HugindError):
+    """``hugind replay``: the agent, its policy or one of its requests differs from the record."""
+
+    exit_code = ExitCode.REPLAY_DIVERGED
+
+
+class RecordInvalid(HugindError):
+    """``hugind replay``: the record cannot be trusted or read (truncated, tampered, wrong format)."""
+
+    exit_code = ExitCode.RECORD_INVALID
 
 
 # --- errors that cross the ABI as data -------------------------------------

@@ -62,6 +62,7 @@ class RunOptions:
     stream: bool = False  # stream LLM responses in the agentic loop
     team: Any = None  # hugind.team.TeamContext: run as a team member (team.* ops, input.team)
     explain_denials: bool = False  # after a denial, say which agent.yaml key allows it (RunResult.denial_hints)
+    tape: Any = None  # hugind.replay.tape.Recorder (--record) or Player (hugind replay)
 
 
 @dataclass
@@ -94,7 +95,10 @@ def make_policy(agent: Agent, options: RunOptions) -> PolicyEngine:
         strict=options.strict,
         preset=preset,
     )
-    audit = AuditLog(options.audit_path) if options.audit_path else None
+    if options.tape is not None:  # the record keeps (or replays) every audit entry
+        audit = options.tape.audit_log(options.audit_path)
+    else:
+        audit = AuditLog(options.audit_path) if options.audit_path else None
     return PolicyEngine(policy, audit)
 
 
@@ -141,6 +145,7 @@ def open_session(
         timeout_s=timeout,
         services=services,
         team=options.team is not None,
+        tape=options.tape,
     )
     return AgentSession(config)
 
@@ -157,6 +162,8 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
         lambda: choose_backend(agent.manifest, options.backend, engine, backend, options.model),
         session=session_meta(backend),
     )
+    if options.tape is not None:
+        options.tape.start(agent, engine, env, options, llm)
     child_network = ChildNetwork(engine)  # the children's filtering proxy, started on first use
     try:
         has_result, value, loop = _run_in(agent, options, engine, env, host_env, llm, child_network)
@@ -181,13 +188,16 @@ def _run_in(
     mcp_hub = None
     loop = None
     try:
-        if agent.manifest.mcp:  # the MCP stack is loaded only for agents that declare servers
+        replaying = options.tape is not None and options.tape.replaying
+        if agent.manifest.mcp and not replaying:  # the MCP stack is loaded only for agents that declare servers
             from hugind.mcp import McpHub
 
             mcp_hub = McpHub.for_agent(
                 agent, strict=options.strict, host_env=host_env, policy_file=options.policy_file, engine=engine
             )
             mcp_hub.child_proxy = child_network
+        if options.tape is not None:
+            mcp_hub = options.tape.mcp(mcp_hub, agent)
         # Per-run services on a copy: a RunOptions reused for another run must
         # not hand it this run's (soon closed) backend or MCP hub.
         services = {"llm": llm, "mcp": mcp_hub, "child_proxy": child_network, **options.services}
@@ -207,6 +217,13 @@ def _run_in(
                 has_result, value = session.result()
         finally:
             session.close()
+    except BaseException as exc:
+        if options.tape is not None:
+            options.tape.ended(exc)
+        raise
+    else:
+        if options.tape is not None:
+            options.tape.ended(None)
     finally:
         if mcp_hub is not None:
             mcp_hub.close()
@@ -231,7 +248,7 @@ def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmS
     from hugind.agentic_run import run_agentic
 
     try:
-        client = llm.client()
+        client = llm.client() if options.tape is None else options.tape.chat(llm.client)
     except PermissionDenied as err:
         raise BackendError(f"cannot use the agent's LLM backend: {err.message}") from None
     return run_agentic(

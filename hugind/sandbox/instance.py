@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import wasmtime
 
@@ -92,7 +93,7 @@ class _Linked:
     Guests whose stdin is the process's own get a linker of their own, whose
     ``fd_read`` waits for input only until the deadline (wasi_clock.py)."""
 
-    def __init__(self, engine: wasmtime.Engine, inherit_stdin: bool) -> None:
+    def __init__(self, engine: wasmtime.Engine, inherit_stdin: bool, taped: bool = False) -> None:
         linker = wasmtime.Linker(engine)
         linker.define_wasi()
         # The WASI calls that can write a file get the hard-link rule of fs.* (wasi_guard.py).
@@ -103,6 +104,10 @@ class _Linked:
             raw_import.define(linker, WASI, "poll_oneoff", 4, lambda c, *a: _current().wasi_clock.poll_oneoff(c, *a))
             if inherit_stdin:
                 raw_import.define(linker, WASI, "fd_read", 4, lambda c, *a: _current().wasi_clock.fd_read(c, *a))
+            if taped:  # --record / replay: clock, random and stdin go through the tape (hugind/replay/wasi.py)
+                from hugind.replay.wasi import install as install_tape
+
+                install_tape(linker, lambda: _current().tape_wasi)
         finally:
             linker.allow_shadowing = False
         # The hugind imports take the raw path (raw_import.py): one crossing costs ~1 us there.
@@ -124,16 +129,16 @@ class _Linked:
             return pre
 
 
-_linked: weakref.WeakKeyDictionary[wasmtime.Engine, dict[bool, _Linked]] = weakref.WeakKeyDictionary()
+_linked: weakref.WeakKeyDictionary[wasmtime.Engine, dict[tuple[bool, bool], _Linked]] = weakref.WeakKeyDictionary()
 _linked_lock = threading.Lock()
 
 
-def _linked_for(engine: wasmtime.Engine, inherit_stdin: bool) -> _Linked:
+def _linked_for(engine: wasmtime.Engine, inherit_stdin: bool, taped: bool = False) -> _Linked:
     with _linked_lock:
-        by_stdin = _linked.setdefault(engine, {})
-        linked = by_stdin.get(inherit_stdin)
+        by_kind = _linked.setdefault(engine, {})
+        linked = by_kind.get((inherit_stdin, taped))
         if linked is None:
-            linked = by_stdin[inherit_stdin] = _Linked(engine, inherit_stdin)
+            linked = by_kind[(inherit_stdin, taped)] = _Linked(engine, inherit_stdin, taped)
         return linked
 
 
@@ -148,6 +153,7 @@ class GuestInstance:
         *,
         blame: type[HugindError] = EngineError,
         budget_s: float = 60.0,
+        tape: Any = None,  # hugind.replay.tape.Recorder | Player: record or replay WASI's clock, random, stdin
     ) -> None:
         _check_initial_memory(wasm_module, limits.memory_bytes)
         self.engine = get_engine(engine_config)
@@ -164,12 +170,17 @@ class GuestInstance:
         self.store.set_wasi(self._wasi(io))
         self.wasi_guard = WasiGuard(self.engine, dispatcher.ctx.policy)
         self._wasi_clock: WasiClock | None = None
+        self.tape_wasi: Any = None
+        if tape is not None:
+            from hugind.replay.wasi import TapeWasi
+
+            self.tape_wasi = TapeWasi(self, tape)
         # Instantiation runs guest code (the start function, data segments), so
         # it gets the run's own deadline; fuel and the memory cap are already set.
         self.store.set_epoch_deadline(seconds_to_ticks(budget_s))
         self._deadline = time.monotonic() + budget_s  # the epoch deadline's twin, for WASI waits
         try:
-            pre = _linked_for(self.engine, io.inherit_stdin).pre(wasm_module)
+            pre = _linked_for(self.engine, io.inherit_stdin, tape is not None).pre(wasm_module)
             with self._running():
                 self.instance = pre.instantiate(self.store)
         except wasmtime.ExitTrap as exc:

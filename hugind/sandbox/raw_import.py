@@ -48,10 +48,20 @@ def take_failure() -> BaseException | None:
     return exc
 
 
-def define(linker: wasmtime.Linker, module: str, name: str, nparams: int, handler: RawHandler) -> None:
-    """Define ``module.name``, ``(i32 x nparams) -> i32``, served by ``handler(caller, *args)``."""
+def define(
+    linker: wasmtime.Linker,
+    module: str,
+    name: str,
+    nparams: int,
+    handler: RawHandler,
+    params: list[wasmtime.ValType] | None = None,
+) -> None:
+    """Define ``module.name``, ``(i32 x nparams) -> i32``, served by ``handler(caller, *args)``.
+
+    ``params`` may declare other parameter types (an i64 the handler ignores:
+    it reads every slot as an i32, the low half of a wider value)."""
     i32 = wasmtime.ValType.i32()
-    functype = wasmtime.FuncType([i32] * nparams, [i32])
+    functype = wasmtime.FuncType(params or [i32] * nparams, [i32])
 
     def callback(_env: object, caller_ptr: object, values: ctypes.Array, _count: int) -> int:
         caller = wasmtime.Caller(caller_ptr)  # type: ignore[arg-type]

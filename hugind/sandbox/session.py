@@ -48,6 +48,7 @@ class SessionConfig:
     timeout_s: float
     services: dict[str, Any] = field(default_factory=dict)
     team: bool = False
+    tape: Any = None  # hugind.replay.tape.Recorder | Player (--record, hugind replay)
 
 
 class AgentSession:
@@ -67,7 +68,12 @@ class AgentSession:
             deadline=time.monotonic() + config.timeout_s,
             services={"agent": self.state, "modules": self.modules, **config.services},
         )
-        self.dispatcher = Dispatcher(self.ctx, config.ops)
+        if config.tape is None:
+            self.dispatcher = Dispatcher(self.ctx, config.ops)
+        else:
+            from hugind.replay.dispatch import taped_dispatcher
+
+            self.dispatcher = taped_dispatcher(self.ctx, config.ops, config.tape)
         engine_config = EngineConfig(fuel=config.limits.fuel is not None)
         self.is_js = agent.runtime == "js"
         pinned = agent.extra.get(PINNED_WASM)  # bytes verified by --expect: run those, not a re-read
@@ -80,6 +86,7 @@ class AgentSession:
             engine_config,
             blame=EngineError if self.is_js else InvalidModule,
             budget_s=self.ctx.remaining(),
+            tape=config.tape,
         )
         self.driver = GuestDriver(self.instance, self.dispatcher, self.ctx.deadline)
         self._call_ids = itertools.count(1)
