@@ -63,6 +63,7 @@ class RunOptions:
     team: Any = None  # hugind.team.TeamContext: run as a team member (team.* ops, input.team)
     explain_denials: bool = False  # after a denial, say which agent.yaml key allows it (RunResult.denial_hints)
     tape: Any = None  # hugind.replay.tape.Recorder (--record) or Player (hugind replay)
+    audit_log: AuditLog | None = None  # record into this log instead (batch: per item, kept in memory)
 
 
 @dataclass
@@ -98,7 +99,9 @@ def make_policy(agent: Agent, options: RunOptions) -> PolicyEngine:
     if options.tape is not None:  # the record keeps (or replays) every audit entry
         audit = options.tape.audit_log(options.audit_path)
     else:
-        audit = AuditLog(options.audit_path) if options.audit_path else None
+        audit = options.audit_log
+        if audit is None and options.audit_path:
+            audit = AuditLog(options.audit_path)
     return PolicyEngine(policy, audit)
 
 
