@@ -32,9 +32,10 @@ class SandboxToolExecutor:
     results come back in call order.
     """
 
-    def __init__(self, session: AgentSession, mcp_routes: dict[str, str] | None = None) -> None:
+    def __init__(self, session: AgentSession, mcp_routes: dict[str, str] | None = None, mcp: Any = None) -> None:
         self.session = session
         self.mcp_routes = dict(mcp_routes or {})
+        self.mcp = mcp if mcp is not None else session.ctx.services.get("mcp")
 
     def execute(self, calls: list[ParsedCall]) -> Sequence[ToolResult]:
         remote = {i: c for i, c in enumerate(calls) if c.name in self.mcp_routes}
@@ -63,7 +64,7 @@ class SandboxToolExecutor:
         ctx = self.session.ctx
         started = time.monotonic()
         try:
-            result = ctx.services["mcp"].call_tool(ctx.policy, self.mcp_routes[call.name], call.args, ctx.deadline)
+            result = self.mcp.call_tool(ctx.policy, self.mcp_routes[call.name], call.args, ctx.deadline)
             outcome = mcp_tool_result(result, time.monotonic() - started)
         except HostCallError as err:
             outcome = ToolResult(f"Error: {err.message}", True, time.monotonic() - started)
@@ -117,8 +118,9 @@ def mcp_tool_specs(tools: list[dict[str, Any]], taken: set[str]) -> tuple[list[T
     return specs, routes
 
 
-def offer_mcp_tools(session: AgentSession, taken: set[str]) -> tuple[list[ToolSpec], dict[str, str]]:
-    hub = session.ctx.services.get("mcp")
+def offer_mcp_tools(session: AgentSession, taken: set[str], hub: Any = None) -> tuple[list[ToolSpec], dict[str, str]]:
+    """The MCP tools the policy lets the model see, from ``hub`` (by default the run's)."""
+    hub = hub if hub is not None else session.ctx.services.get("mcp")
     if hub is None or not getattr(hub, "specs", None):
         return [], {}
     try:
@@ -144,6 +146,7 @@ def run_agentic(
     session: AgentSession,
     client: Any,
     *,
+    mcp: Any = None,  # the hub the loop calls (a taped one under --record/replay); default: the run's
     args: list[str],
     manifest_turns: int | None,
     tool_format: str,
@@ -153,14 +156,14 @@ def run_agentic(
 ) -> LoopResult:
     state = session.state
     tools = [ToolSpec(t.name, t.description, t.parameters) for t in state.tools.values()]
-    mcp_specs, mcp_routes = offer_mcp_tools(session, {t.name for t in tools})
+    mcp_specs, mcp_routes = offer_mcp_tools(session, {t.name for t in tools}, mcp)
     tools += mcp_specs
     return run_agentic_loop(
         client,
         system_prompt=state.system_prompt,
         user_prompt=user_prompt(args),
         tools=tools,
-        executor=SandboxToolExecutor(session, mcp_routes),
+        executor=SandboxToolExecutor(session, mcp_routes, mcp),
         max_turns=max_turns_for(session, manifest_turns),
         tool_format=tool_format,
         events=events,

@@ -199,8 +199,9 @@ def _run_in(
                 agent, strict=options.strict, host_env=host_env, policy_file=options.policy_file, engine=engine
             )
             mcp_hub.child_proxy = child_network
-        if options.tape is not None:
-            mcp_hub = options.tape.mcp(mcp_hub, agent)
+        # The loop's own MCP calls are taped here; the guest's cross the dispatcher,
+        # which tapes them as host ops: the guest keeps the bare hub.
+        loop_mcp = mcp_hub if options.tape is None else options.tape.mcp(mcp_hub, agent)
         # Per-run services on a copy: a RunOptions reused for another run must
         # not hand it this run's (soon closed) backend or MCP hub.
         services = {"llm": llm, "mcp": mcp_hub, "child_proxy": child_network, **options.services}
@@ -214,7 +215,7 @@ def _run_in(
 
                 raise reclassify(agent, err) from None
             if agent.manifest.mode == "agentic":
-                loop = _agentic(session, agent, options, llm)
+                loop = _agentic(session, agent, options, llm, loop_mcp)
                 has_result, value = True, loop.final_text
             else:
                 has_result, value = session.result()
@@ -247,7 +248,7 @@ def _denial_hints(engine: PolicyEngine, options: RunOptions) -> list[str]:
     )
 
 
-def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmService) -> LoopResult:
+def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmService, mcp: Any) -> LoopResult:
     from hugind.agentic_run import run_agentic
 
     try:
@@ -257,6 +258,7 @@ def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmS
     return run_agentic(
         session,
         client,
+        mcp=mcp,
         args=options.args,
         manifest_turns=agent.manifest.max_turns,
         tool_format=agent.manifest.tool_format,
