@@ -138,6 +138,9 @@ def run(
     json_events: Annotated[bool, typer.Option("--json", help="Agentic mode: NDJSON events on stdout.")] = False,
     stream: Annotated[bool, typer.Option("--stream", help="Agentic mode: stream LLM responses.")] = False,
     expect: ExpectOption = None,
+    learn: Annotated[
+        Optional[Path], typer.Option("--learn", help="Write the tightest policy this run needed (a preset) here.")
+    ] = None,
 ) -> None:
     """Run an agent and print its result as JSON."""
     with _importing():
@@ -168,7 +171,13 @@ def run(
             from hugind.pinning import verify
 
             loaded = verify(loaded, expect, str(agent))
+        if learn is not None:
+            from hugind.learn.command import finish_learning, start_learning
+
+            collector = start_learning(learn, options)
         result = run_agent(loaded, options)
+        if learn is not None:
+            finish_learning(collector, learn, loaded, options)
     except HugindError as err:
         stop = _fail(err)
         _print_hints(getattr(err, "denial_hints", None))

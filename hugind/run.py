@@ -62,6 +62,7 @@ class RunOptions:
     stream: bool = False  # stream LLM responses in the agentic loop
     team: Any = None  # hugind.team.TeamContext: run as a team member (team.* ops, input.team)
     explain_denials: bool = False  # after a denial, say which agent.yaml key allows it (RunResult.denial_hints)
+    learn: Any = None  # hugind.learn.UsageCollector: collect every allowed decision (hugind run --learn)
 
 
 @dataclass
@@ -152,6 +153,8 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     env = resolve_env(agent.manifest.env, host_env)
     engine = make_policy(agent, options)
     engine.declared_env = dict(env)
+    if options.learn is not None:
+        options.learn.attach(engine)
     backend = preview_backend(agent.manifest, options.backend, options.model)
     llm = LlmService(
         lambda: choose_backend(agent.manifest, options.backend, engine, backend, options.model),
@@ -163,9 +166,10 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     except HugindError as err:
         err.denial_hints = _denial_hints(engine, options)  # type: ignore[attr-defined]  # printed by the CLI
         raise
-    return RunResult(
-        has_result, value, engine.denials, time.monotonic() - started, loop, _denial_hints(engine, options)
-    )
+    elapsed = time.monotonic() - started
+    if options.learn is not None:
+        options.learn.finish(elapsed)
+    return RunResult(has_result, value, engine.denials, elapsed, loop, _denial_hints(engine, options))
 
 
 def _run_in(
@@ -206,6 +210,8 @@ def _run_in(
             else:
                 has_result, value = session.result()
         finally:
+            if options.learn is not None:
+                options.learn.note_session(session)
             session.close()
     finally:
         if mcp_hub is not None:
