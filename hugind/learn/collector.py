@@ -115,7 +115,7 @@ class UsageCollector:
         """At the end of the run: wasm linear memory never shrinks, so its size now is its peak."""
         try:
             size = session.instance.memory.data_len(session.instance.store)
-        except Exception:  # noqa: BLE001 - instantiation never finished: no measurement, no learned cap
+        except Exception:
             return
         with self._lock:
             self.usage.peak_memory_bytes = size

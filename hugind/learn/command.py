@@ -71,9 +71,8 @@ def finish_learning(collector: UsageCollector, output: Path, agent: Any, options
     if policy is None:
         raise HugindError("--learn: the run ended before its policy was built")
     for denial in usage.denials:
-        _say(
-            f"denied by the starting policy, not learned: {denial.capability} {denial.op} {denial.what!r} ({denial.rule})"
-        )
+        what = f"{denial.capability} {denial.op} {denial.what!r}"
+        _say(f"denied by the starting policy, not learned: {what} ({denial.rule})")
     env_names = sorted(v.name for v in agent.manifest.env)
     learned = derive(usage, policy, name=agent.manifest.name, mcp=_mcp_policy(agent, options), env_names=env_names)
     text = render(learned, output.name, usage_lines(usage, policy.agent_root))

@@ -31,12 +31,14 @@ import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hugind.learn.collector import FsUse, HostUse, Usage
-from hugind.mcp.policy import McpPolicy
 from hugind.policy.fs import within
-from hugind.policy.model import MiB, FsRoot, Policy
+from hugind.policy.model import FsRoot, MiB, Policy
+
+if TYPE_CHECKING:
+    from hugind.mcp.policy import McpPolicy
 
 TIMEOUT_FACTOR = 3
 TIMEOUT_FLOOR_S = 30
