@@ -366,6 +366,23 @@ def serve(
 
 
 @app.command(cls=_Command)
+def diff(
+    old: Annotated[Path, typer.Argument(help="The old version: agent folder, artifact, agent.yaml or preset.")],
+    new: Annotated[Path, typer.Argument(help="The new version, the same kinds.")],
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON list of {kind, detail, escalates}.")] = False,
+) -> None:
+    """Permission difference OLD -> NEW; exit 1 if NEW asks for more (escalates), 0 if not, 2 on bad input."""
+    from hugind.permdiff import run_diff
+
+    try:
+        code, text = run_diff(old, new, as_json)
+    except HugindError as err:
+        raise _fail(err) from None
+    typer.echo(text)
+    raise typer.Exit(code)
+
+
+@app.command(cls=_Command)
 def version() -> None:
     """Print hugind's version."""
     typer.echo(__version__)
