@@ -70,7 +70,8 @@ def _backend(old: Operand, new: Operand) -> list[Change]:
 
 
 def _digest(old: Operand, new: Operand) -> list[Change]:
-    if old.digest is None or new.digest is None or old.digest == new.digest:
+    # A folder's digest covers its sources, an artifact's its bytecode: only like with like.
+    if old.digest is None or new.digest is None or old.digest == new.digest or old.kind != new.kind:
         return []
     return [Change("code", f"code digest changed: {old.digest} -> {new.digest}", False)]
 
