@@ -141,6 +141,9 @@ def run(
     record: Annotated[
         Optional[Path], typer.Option("--record", help="Record the run to this new file, for `hugind replay`.")
     ] = None,
+    learn: Annotated[
+        Optional[Path], typer.Option("--learn", help="Write the tightest policy this run needed (a preset) here.")
+    ] = None,
 ) -> None:
     """Run an agent and print its result as JSON."""
     with _importing():
@@ -175,7 +178,13 @@ def run(
             from hugind.replay.command import start_recording
 
             loaded = start_recording(record, agent, loaded, options)
+        if learn is not None:
+            from hugind.learn.command import finish_learning, start_learning
+
+            collector = start_learning(learn, options)
         result = run_agent(loaded, options)
+        if learn is not None:
+            finish_learning(collector, learn, loaded, options)
     except HugindError as err:
         stop = _fail(err)
         _print_hints(getattr(err, "denial_hints", None))
@@ -405,6 +414,23 @@ def serve(
         serve_agents(loaded, ServeOptions(strict, policy, audit, timeout, backend, model or None))
     except HugindError as err:
         raise _fail(err) from None
+
+
+@app.command(cls=_Command)
+def diff(
+    old: Annotated[Path, typer.Argument(help="The old version: agent folder, artifact, agent.yaml or preset.")],
+    new: Annotated[Path, typer.Argument(help="The new version, the same kinds.")],
+    as_json: Annotated[bool, typer.Option("--json", help="A JSON list of {kind, detail, escalates}.")] = False,
+) -> None:
+    """Permission difference OLD -> NEW; exit 1 if NEW asks for more (escalates), 0 if not, 2 on bad input."""
+    from hugind.permdiff import run_diff
+
+    try:
+        code, text = run_diff(old, new, as_json)
+    except HugindError as err:
+        raise _fail(err) from None
+    typer.echo(text)
+    raise typer.Exit(code)
 
 
 @app.command(cls=_Command)

@@ -64,6 +64,7 @@ class RunOptions:
     explain_denials: bool = False  # after a denial, say which agent.yaml key allows it (RunResult.denial_hints)
     tape: Any = None  # hugind.replay.tape.Recorder (--record) or Player (hugind replay)
     audit_log: AuditLog | None = None  # record into this log instead (batch: per item, kept in memory)
+    learn: Any = None  # hugind.learn.UsageCollector: collect every allowed decision (hugind run --learn)
 
 
 @dataclass
@@ -160,6 +161,8 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     env = resolve_env(agent.manifest.env, host_env)
     engine = make_policy(agent, options)
     engine.declared_env = dict(env)
+    if options.learn is not None:
+        options.learn.attach(engine)
     backend = preview_backend(agent.manifest, options.backend, options.model)
     llm = LlmService(
         lambda: choose_backend(agent.manifest, options.backend, engine, backend, options.model),
@@ -173,9 +176,10 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     except HugindError as err:
         err.denial_hints = _denial_hints(engine, options)  # type: ignore[attr-defined]  # printed by the CLI
         raise
-    return RunResult(
-        has_result, value, engine.denials, time.monotonic() - started, loop, _denial_hints(engine, options)
-    )
+    elapsed = time.monotonic() - started
+    if options.learn is not None:
+        options.learn.finish(elapsed)
+    return RunResult(has_result, value, engine.denials, elapsed, loop, _denial_hints(engine, options))
 
 
 def _run_in(
@@ -220,6 +224,8 @@ def _run_in(
             else:
                 has_result, value = session.result()
         finally:
+            if options.learn is not None:
+                options.learn.note_session(session)
             session.close()
     except BaseException as exc:
         if options.tape is not None:

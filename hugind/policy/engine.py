@@ -16,7 +16,7 @@ import threading
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from hugind.errors import HostCallError, InvalidArgument, PermissionDenied
 from hugind.policy import fs as fs_rules
@@ -25,6 +25,10 @@ from hugind.policy.describe import describe_policy, policy_json
 from hugind.policy.model import Denied, Policy
 from hugind.policy.net import NetTarget, Resolver, decide_connect, system_resolver
 from hugind.policy.shell import ShellPlan, SpawnPlan, build_env, decide_shell, decide_spawn
+
+
+class Collector(Protocol):
+    def note(self, capability: str, request: dict, allowed: bool, rule: str, used: Any) -> None: ...
 
 
 class PolicyEngine:
@@ -40,6 +44,9 @@ class PolicyEngine:
         self._view: fs_rules.FsView | None = None  # the run's roots, fixed once the scratch dir exists
         # The manifest's declared env (resolved): what a child gets without env_clear.
         self.declared_env: dict[str, str] = {}
+        # ``hugind run --learn``: told of every decision, with what an allowed one
+        # resolved to (hugind.learn.collector). None: nothing is collected.
+        self.collector: Collector | None = None
 
     # --- run-scoped state ---------------------------------------------------------
 
@@ -93,11 +100,14 @@ class PolicyEngine:
 
     # --- audit ------------------------------------------------------------------------
 
-    def record(self, capability: str, request: dict, allowed: bool, rule: str) -> None:
+    def record(self, capability: str, request: dict, allowed: bool, rule: str, *, used: Any = None) -> None:
+        """``used``: what an allowed check resolved to (a path, programs, a target), for the collector."""
         if not allowed:
             with self._lock:
                 self.denials += 1
         self.audit.note(capability, request, allowed, rule)
+        if self.collector is not None:
+            self.collector.note(capability, request, allowed, rule, used)
 
     def _deny(self, capability: str, request: dict, denied: Denied) -> HostCallError:
         """Record a denial; the error to raise (a malformed path is an InvalidArgument)."""
@@ -117,7 +127,7 @@ class PolicyEngine:
             real, rule = fs_rules.decide_fs(self.fs_view(), op, path, write=write)
         except Denied as denied:
             raise self._deny("filesystem", request, denied) from None
-        self.record("filesystem", request, True, rule)
+        self.record("filesystem", request, True, rule, used=real)
         return real
 
     def check_read_held(self, op: str, path: str) -> tuple[str, int | None]:
@@ -150,7 +160,7 @@ class PolicyEngine:
         rule = "network.allowed_ips" if target.is_ip else "network.allowed_domains"
         if not net.restrict_hosts:
             rule = "network.allow"
-        self.record("network", {**request, "addresses": list(target.addresses)}, True, rule)
+        self.record("network", {**request, "addresses": list(target.addresses)}, True, rule, used=target)
         return target
 
     def check_shell(self, command: str) -> ShellPlan:
@@ -179,7 +189,7 @@ class PolicyEngine:
         detail = {**request, "programs": [p.name for p in programs]}
         if not certain:
             detail["analysis"] = "incomplete"
-        self.record("shell", detail, True, rule)
+        self.record("shell", detail, True, rule, used=(tuple(programs), certain))
 
     def shell_env(self, declared: Mapping[str, str] | None = None) -> dict[str, str]:
         """A child's environment, built from scratch: PATH/HOME/LANG, plus the manifest's
