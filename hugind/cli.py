@@ -138,6 +138,9 @@ def run(
     json_events: Annotated[bool, typer.Option("--json", help="Agentic mode: NDJSON events on stdout.")] = False,
     stream: Annotated[bool, typer.Option("--stream", help="Agentic mode: stream LLM responses.")] = False,
     expect: ExpectOption = None,
+    resume: Annotated[
+        Optional[str], typer.Option("--resume", help="Agentic mode: continue a saved session (see hugind sessions).")
+    ] = None,
 ) -> None:
     """Run an agent and print its result as JSON."""
     with _importing():
@@ -156,6 +159,8 @@ def run(
         model=model or None,
         stream=stream,
         explain_denials=True,
+        persist_session=True,
+        resume=resume,
     )
     if json_events:
         from hugind.agentic import NdjsonSink
@@ -392,6 +397,25 @@ def team(
     except HugindError as err:
         raise _fail(err) from None
     raise typer.Exit(code)
+
+
+@app.command(cls=_Command)
+def sessions(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+    prune_days: Annotated[
+        Optional[float], typer.Option("--prune", help="Delete sessions not updated for this many days.")
+    ] = None,
+) -> None:
+    """List saved agentic conversations (newest first); resume one with hugind run AGENT --resume ID."""
+    from hugind.sessions.listing import list_sessions, prune, render
+
+    try:
+        if prune_days is not None:
+            for gone in prune(prune_days):
+                typer.echo(f"removed {gone}", err=True)
+        typer.echo(render(list_sessions(), as_json))
+    except HugindError as err:
+        raise _fail(err) from None
 
 
 def main() -> None:

@@ -62,6 +62,9 @@ class RunOptions:
     stream: bool = False  # stream LLM responses in the agentic loop
     team: Any = None  # hugind.team.TeamContext: run as a team member (team.* ops, input.team)
     explain_denials: bool = False  # after a denial, say which agent.yaml key allows it (RunResult.denial_hints)
+    persist_session: bool = False  # agentic: save the conversation after every turn (hugind.sessions)
+    resume: str | None = None  # agentic: continue this saved session (implies persist_session)
+    session_plan: Any = None  # set by hugind.sessions.plan for the run it wraps
 
 
 @dataclass
@@ -147,15 +150,24 @@ def open_session(
 
 def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     options = options or RunOptions()
+    if (options.persist_session or options.resume) and options.session_plan is None:
+        from hugind.sessions.plan import run_with_session
+
+        return run_with_session(agent, options, run_agent)
     started = time.monotonic()
     host_env = os.environ if options.host_env is None else options.host_env
     env = resolve_env(agent.manifest.env, host_env)
     engine = make_policy(agent, options)
     engine.declared_env = dict(env)
     backend = preview_backend(agent.manifest, options.backend, options.model)
+    if options.session_plan is not None:
+        backend = options.session_plan.attach(backend)  # the session's id becomes X-Session-ID
     llm = LlmService(
         lambda: choose_backend(agent.manifest, options.backend, engine, backend, options.model),
         session=session_meta(backend),
+        policy=engine,
+        events=options.events,
+        trace=options.trace,
     )
     child_network = ChildNetwork(engine)  # the children's filtering proxy, started on first use
     try:
@@ -233,6 +245,10 @@ def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmS
     try:
         client = llm.client()
     except PermissionDenied as err:
+        from hugind.errors import ExitCode
+
+        if llm.failure is not None and llm.failure.exit_code == ExitCode.USAGE:
+            raise llm.failure from None  # a wrong backend config (a fallback cycle ...) is the user's to fix
         raise BackendError(f"cannot use the agent's LLM backend: {err.message}") from None
     return run_agentic(
         session,
@@ -243,6 +259,7 @@ def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmS
         events=options.events,
         trace=options.trace,
         stream=options.stream,
+        saved=options.session_plan,
     )
 
 
