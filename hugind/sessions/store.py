@@ -67,6 +67,9 @@ class SessionStore:
             os.close(fd)
             raise SessionBusy(f"session {self.id} is in use by another hugind run") from None
         self._lock_fd = fd
+        for stale in self.dir.glob(".state-*.tmp"):  # a write cut short by a kill; nobody else writes now
+            with contextlib.suppress(OSError):
+                stale.unlink()
 
     def release(self) -> None:
         if self._lock_fd is not None:
