@@ -79,4 +79,3 @@ def render(rows: list[SessionRow], as_json: bool) -> str:
     table = [header, *[(r.id, r.agent, str(r.turns), r.status, r.updated) for r in rows]]
     widths = [max(len(line[i]) for line in table) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip() for line in table)
-

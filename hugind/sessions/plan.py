@@ -114,6 +114,8 @@ class SessionPlan:
 
     def close(self) -> None:
         if self.store is not None:
+            if not self.store.exists():
+                self.store.remove()  # the run ended before its first checkpoint: nothing to keep
             self.store.release()
 
 
