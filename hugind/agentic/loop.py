@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TextIO
 
 from hugind.agentic.calls import CallItem, ParsedCall, ParseFailure
@@ -165,6 +165,7 @@ class _Loop:
         self.tool_calls = 0
         self.tool_log: list[ToolRecord] = []
         self.checkpoint: CheckpointHook | None = None
+        self.whole: Checkpoint | None = None  # the last checkpoint taken with the conversation whole
 
     def restore(self, point: Checkpoint) -> None:
         self.messages = [dict(m) for m in point.messages]
@@ -172,21 +173,29 @@ class _Loop:
         self.tool_calls = point.tool_calls
         self.usage = point.usage
         self.tool_log = list(point.tools)
+        self.whole = point
 
     def save(self, status: str, *, final_text: str = "", stop_reason: str = "", error: str = "") -> None:
         if self.checkpoint is None:
             return
-        point = Checkpoint(
-            self.messages,
-            self.turn,
-            self.tool_calls,
-            self.usage,
-            self.tool_log,
-            status,
-            final_text,
-            stop_reason,
-            error,
-        )
+        if status in (RUNNING, FINISHED):
+            point = Checkpoint(
+                [dict(m) for m in self.messages],
+                self.turn,
+                self.tool_calls,
+                self.usage,
+                list(self.tool_log),
+                status,
+                final_text,
+                stop_reason,
+            )
+            self.whole = point
+        elif self.whole is not None:
+            # A turn cut short (its reply without results, a request already counted) is not
+            # stored: the conversation as it last was whole is, and resuming asks that turn again.
+            point = replace(self.whole, status=status, error=error)
+        else:
+            return
         self.checkpoint(point)
 
     def observe(self, sink: EventSink, tracer: Tracer, guard: DoomLoopGuard) -> None:

@@ -161,3 +161,33 @@ def test_resume_errors_are_one_line_usage_errors(cli, make_agent, home):
 
     with_args = cli("run", str(agent), "--resume", session_id, "--", "more", env=env)
     assert with_args.code == ExitCode.USAGE and "pass none after --" in with_args.stderr
+
+
+def test_ctrl_c_saves_the_session_as_interrupted_and_it_resumes(cli, make_agent, home):
+    agent = make_agent(UPPER_AGENT, manifest=manifest())
+    hold = Hold()
+    with ChatServer([upper_call("one"), hold, Reply("Done after Ctrl-C")]) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "hugind", "run", str(agent), "--backend", server.url, "--json", "--", "go"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=_env(home),
+            cwd=REPO,
+        )
+        try:
+            assert hold.arrived.wait(60), "turn 2 never came"
+            proc.send_signal(signal.SIGINT)
+            _, err = proc.communicate(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            hold.release.set()
+        assert proc.returncode == 130, err.decode()
+        session_id = server.chat_requests[0].headers["x-session-id"]
+        state = json.loads((home / "sessions" / session_id / "state.json").read_text())
+        assert (state["status"], state["turns"], state["error"]) == ("interrupted", 1, "interrupted")
+        res = cli("run", str(agent), "--resume", session_id, env={"HUGIND_HOME": str(home)})
+        killed, resumed = server.chat_requests[1:]
+    assert res.code == 0, res.stderr
+    assert json.loads(res.stdout) == "Done after Ctrl-C"
+    assert resumed.body["messages"] == killed.body["messages"]
