@@ -177,6 +177,7 @@ def run(
     except HugindError as err:
         stop = _fail(err)
         _print_hints(getattr(err, "denial_hints", None))
+        _print_hints(getattr(err, "resume_hint", None))
         raise stop from None
     if result.has_result and not (json_events and result.loop is not None):
         sys.stdout.write(json.dumps(result.value, ensure_ascii=False) + "\n")

@@ -150,7 +150,8 @@ def open_session(
 
 def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     options = options or RunOptions()
-    if (options.persist_session or options.resume) and options.session_plan is None:
+    saving = options.resume or (options.persist_session and agent.manifest.mode == "agentic")
+    if saving and options.session_plan is None:
         from hugind.sessions.plan import run_with_session
 
         return run_with_session(agent, options, run_agent)

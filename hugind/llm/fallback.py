@@ -91,10 +91,6 @@ class FallbackClient:
     def current(self) -> BackendConfig:
         return self.chain[self.index]
 
-    @property
-    def session_id(self) -> str | None:
-        return self._client().session_id
-
     def _client(self) -> ChatClient:
         client = self._clients.get(self.index)
         if client is None:

@@ -129,6 +129,11 @@ def run_with_session(agent: Agent, options: RunOptions, run: Callable[[Agent, Ru
     try:
         changed = replace(options, args=plan.args, backend=plan.backend_choice, model=plan.model, session_plan=plan)
         return run(agent, changed)
+    except HugindError as err:
+        if plan.store is not None and plan.store.exists():
+            hint = f"hugind: session {plan.id} is saved; continue it with: hugind run AGENT --resume {plan.id}"
+            err.resume_hint = [hint]  # type: ignore[attr-defined]  # printed by the CLI after the error line
+        raise
     finally:
         plan.close()
 

@@ -15,7 +15,7 @@ import pytest
 from hugind.errors import ExitCode
 from tests.conftest import REPO
 from tests.sessions.agents import UPPER_AGENT, events_of, manifest, upper_call
-from tests.support.chat_server import ChatServer, Drop, RecordedRequest, Reply
+from tests.support.chat_server import ChatServer, Drop, HttpError, RecordedRequest, Reply
 
 
 class Hold:
@@ -191,3 +191,20 @@ def test_ctrl_c_saves_the_session_as_interrupted_and_it_resumes(cli, make_agent,
     assert res.code == 0, res.stderr
     assert json.loads(res.stdout) == "Done after Ctrl-C"
     assert resumed.body["messages"] == killed.body["messages"]
+
+
+def test_a_failed_run_says_how_to_resume_it_and_resumes(cli, make_agent, home):
+    agent = make_agent(UPPER_AGENT, manifest=manifest())
+    env = {"HUGIND_HOME": str(home)}
+    with ChatServer([upper_call("one"), HttpError(400, {"error": {"message": "bad request"}}), Reply("ok")]) as server:
+        failed = cli("run", str(agent), "--backend", server.url, "--", "go", env=env)
+        session_id = server.chat_requests[0].headers["x-session-id"]
+        resumed = cli("run", str(agent), "--resume", session_id, env=env)
+        reqs = server.chat_requests
+    assert failed.code == ExitCode.BACKEND
+    error_line, hint = failed.stderr.strip().splitlines()
+    assert error_line.startswith("hugind: error: ") and "HTTP 400" in error_line
+    assert hint == f"hugind: session {session_id} is saved; continue it with: hugind run AGENT --resume {session_id}"
+    assert resumed.code == 0, resumed.stderr
+    assert json.loads(resumed.stdout) == "ok"
+    assert reqs[2].body["messages"] == reqs[1].body["messages"]
