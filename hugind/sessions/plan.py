@@ -24,7 +24,7 @@ from hugind.agentic.checkpoint import FINISHED, Checkpoint, ToolRecord
 from hugind.errors import HugindError, UsageError
 from hugind.llm.types import Usage
 from hugind.manifest import Agent
-from hugind.sessions.store import SessionBusy, SessionStore, valid_id
+from hugind.sessions.store import SessionStore, valid_id
 
 if TYPE_CHECKING:
     from hugind.llm import BackendConfig
@@ -65,8 +65,8 @@ class SessionPlan:
             store = SessionStore(wanted)
             try:
                 store.acquire()
-            except SessionBusy:  # a fixed session_id (session_mode: resume) shared by two runs at once
-                self.warn(f"session {wanted} is in use by another hugind run; this run is not saved")
+            except UsageError as err:  # in use (a fixed session_id shared by two runs), or no room on disk
+                self.warn(f"{err.message}; this run is not saved")
                 return backend
             self.store = store
         from hugind.backends import session_meta
