@@ -153,21 +153,27 @@ def run_agentic(
     events: Any = None,
     trace: Any = None,
     stream: bool = False,
+    saved: Any = None,  # hugind.sessions.plan.SessionPlan: save each turn, or resume
 ) -> LoopResult:
     state = session.state
     tools = [ToolSpec(t.name, t.description, t.parameters) for t in state.tools.values()]
     mcp_specs, mcp_routes = offer_mcp_tools(session, {t.name for t in tools}, mcp)
     tools += mcp_specs
+    max_turns = max_turns_for(session, manifest_turns)
+    if saved is not None:
+        max_turns = saved.start(events, max_turns)
     return run_agentic_loop(
         client,
         system_prompt=state.system_prompt,
         user_prompt=user_prompt(args),
         tools=tools,
         executor=SandboxToolExecutor(session, mcp_routes, mcp),
-        max_turns=max_turns_for(session, manifest_turns),
+        max_turns=max_turns,
         tool_format=tool_format,
         events=events,
         trace=trace,
         skills=SkillSet.load(),
         stream=stream,
+        checkpoint=saved.record if saved is not None and saved.id else None,
+        resume_from=saved.resume_point if saved is not None else None,
     )

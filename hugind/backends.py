@@ -22,6 +22,7 @@ from hugind.manifest import Manifest
 
 if TYPE_CHECKING:  # the LLM stack (httpx) is imported only when a run uses it
     from hugind.llm import BackendConfig, ChatClient
+    from hugind.llm.fallback import FallbackClient
 
 
 def _is_url(spec: Any) -> bool:
@@ -131,21 +132,53 @@ class LlmService:
     connect: Callable[[], BackendConfig]
     deadline: float | None = None  # the run's, handed to the client
     session: dict[str, Any] | None = None  # what the guest sees as input.meta.session
-    _client: ChatClient | None = None
+    policy: Any = None  # the agent's: admits fallback URLs written in agent.yaml
+    events: Any = None  # an EventSink: backend switches go into the run's NDJSON events
+    trace: Any = None  # as RunOptions.trace
+    failure: HugindError | None = None  # why connecting failed (the guest saw it as a PermissionDenied)
+    _client: ChatClient | FallbackClient | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def client(self) -> ChatClient:
+    def client(self) -> ChatClient | FallbackClient:
         with self._lock:
             if self._client is None:
                 try:
-                    self._client = self.connect().make_client()
+                    self._client = self._open(self.connect())
                     self._client.deadline = self.deadline
                 except PermissionDenied:
                     raise
                 except HugindError as err:
                     # The guest sees a host error it can catch; the run goes on.
+                    self.failure = err
                     raise PermissionDenied(f"llm: {err.message}") from None
             return self._client
+
+    def _open(self, config: BackendConfig) -> ChatClient | FallbackClient:
+        if not config.fallbacks:
+            return config.make_client()
+        from hugind.agentic.events import BackendRefused, BackendSwitch, as_sink
+        from hugind.agentic.trace import make_tracer
+        from hugind.llm.fallback import FallbackClient, chain_of
+
+        sink, tracer = as_sink(self.events), make_tracer(self.trace)
+
+        def admit(fallback: BackendConfig) -> None:
+            if self.policy is None:
+                raise PermissionDenied(f"no network policy to admit the fallback {fallback.url}")
+            try:
+                self.policy.check_connect(fallback.url)  # chosen by the agent's author: checked like a fetch
+            except PermissionDenied as err:
+                raise _backend_denied(err, fallback.url) from None
+
+        def switched(source: str, target: str | None, reason: str) -> None:
+            if target is None:
+                sink.emit(BackendRefused(source, reason))
+                tracer.line(f"fallback {source} refused: {reason}")
+            else:
+                sink.emit(BackendSwitch(source, target, reason))
+                tracer.line(f"backend {source} failed ({reason}); switching to {target}")
+
+        return FallbackClient(chain_of(config), admit=admit, on_switch=switched)
 
     def ask(self, request: Any, *, stream: bool, on_token: Callable[[str], None] | None) -> str:
         from hugind.agentic.ask import ask_llm

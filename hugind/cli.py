@@ -144,6 +144,9 @@ def run(
     learn: Annotated[
         Optional[Path], typer.Option("--learn", help="Write the tightest policy this run needed (a preset) here.")
     ] = None,
+    resume: Annotated[
+        Optional[str], typer.Option("--resume", help="Agentic mode: continue a saved session (see hugind sessions).")
+    ] = None,
 ) -> None:
     """Run an agent and print its result as JSON."""
     with _importing():
@@ -162,6 +165,8 @@ def run(
         model=model or None,
         stream=stream,
         explain_denials=True,
+        persist_session=True,
+        resume=resume,
     )
     if json_events:
         from hugind.agentic import NdjsonSink
@@ -188,6 +193,7 @@ def run(
     except HugindError as err:
         stop = _fail(err)
         _print_hints(getattr(err, "denial_hints", None))
+        _print_hints(getattr(err, "resume_hint", None))
         if options.tape is not None:
             from hugind.replay.command import end_recording
 
@@ -514,6 +520,25 @@ def batch(
     except HugindError as err:
         raise _fail(err) from None
     raise typer.Exit(code)
+
+
+@app.command(cls=_Command)
+def sessions(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+    prune_days: Annotated[
+        Optional[float], typer.Option("--prune", help="Delete sessions not updated for this many days.")
+    ] = None,
+) -> None:
+    """List saved agentic conversations (newest first); resume one with hugind run AGENT --resume ID."""
+    from hugind.sessions.listing import list_sessions, prune, render
+
+    try:
+        if prune_days is not None:
+            for gone in prune(prune_days):
+                typer.echo(f"removed {gone}", err=True)
+        typer.echo(render(list_sessions(), as_json))
+    except HugindError as err:
+        raise _fail(err) from None
 
 
 def main() -> None:

@@ -65,6 +65,9 @@ class RunOptions:
     tape: Any = None  # hugind.replay.tape.Recorder (--record) or Player (hugind replay)
     audit_log: AuditLog | None = None  # record into this log instead (batch: per item, kept in memory)
     learn: Any = None  # hugind.learn.UsageCollector: collect every allowed decision (hugind run --learn)
+    persist_session: bool = False  # agentic: save the conversation after every turn (hugind.sessions)
+    resume: str | None = None  # agentic: continue this saved session (implies persist_session)
+    session_plan: Any = None  # set by hugind.sessions.plan for the run it wraps
 
 
 @dataclass
@@ -156,6 +159,11 @@ def open_session(
 
 def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     options = options or RunOptions()
+    saving = options.resume or (options.persist_session and agent.manifest.mode == "agentic")
+    if saving and options.session_plan is None:
+        from hugind.sessions.plan import run_with_session
+
+        return run_with_session(agent, options, run_agent)
     started = time.monotonic()
     host_env = os.environ if options.host_env is None else options.host_env
     env = resolve_env(agent.manifest.env, host_env)
@@ -164,9 +172,14 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     if options.learn is not None:
         options.learn.attach(engine)
     backend = preview_backend(agent.manifest, options.backend, options.model)
+    if options.session_plan is not None:
+        backend = options.session_plan.attach(backend)  # the session's id becomes X-Session-ID
     llm = LlmService(
         lambda: choose_backend(agent.manifest, options.backend, engine, backend, options.model),
         session=session_meta(backend),
+        policy=engine,
+        events=options.events,
+        trace=options.trace,
     )
     if options.tape is not None:
         options.tape.start(agent, engine, env, options, llm)
@@ -260,6 +273,10 @@ def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmS
     try:
         client = llm.client() if options.tape is None else options.tape.chat(llm.client)
     except PermissionDenied as err:
+        from hugind.errors import ExitCode
+
+        if llm.failure is not None and llm.failure.exit_code == ExitCode.USAGE:
+            raise llm.failure from None  # a wrong backend config (a fallback cycle ...) is the user's to fix
         raise BackendError(f"cannot use the agent's LLM backend: {err.message}") from None
     return run_agentic(
         session,
@@ -271,6 +288,7 @@ def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmS
         events=options.events,
         trace=options.trace,
         stream=options.stream,
+        saved=options.session_plan,
     )
 
 

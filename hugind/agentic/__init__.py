@@ -2,7 +2,10 @@
 
 from hugind.agentic.ask import AskRequest, ask_llm, ask_llm_stream, build_ask_request
 from hugind.agentic.calls import CallItem, ParsedCall, ParseFailure
+from hugind.agentic.checkpoint import Checkpoint
 from hugind.agentic.events import (
+    BackendRefused,
+    BackendSwitch,
     ErrorEvent,
     EventSink,
     Final,
@@ -10,6 +13,7 @@ from hugind.agentic.events import (
     LlmResponse,
     LoopEvent,
     NdjsonSink,
+    SessionStart,
     ToolEnd,
     ToolStart,
     TurnStart,
@@ -27,8 +31,11 @@ from hugind.agentic.tools import ToolExecutor, ToolResult, ToolSpec
 __all__ = [
     "MAX_TURNS_NOTICE",
     "AskRequest",
+    "BackendRefused",
+    "BackendSwitch",
     "CallItem",
     "ChatBackend",
+    "Checkpoint",
     "ErrorEvent",
     "EventSink",
     "Final",
@@ -40,6 +47,7 @@ __all__ = [
     "NdjsonSink",
     "ParseFailure",
     "ParsedCall",
+    "SessionStart",
     "Skill",
     "SkillSet",
     "ToolEnd",

@@ -3,8 +3,12 @@
 Each event is a frozen dataclass with a ``type`` tag; ``to_dict()`` gives the
 JSON object (with a wall-clock ``ts``). Order within a run::
 
+    session (a persisted run: its id, and the turns it resumes after)
     turn_start, llm_response, (tool_start, tool_end)*, turn_start, ..., final, usage
     error (then the loop raises)
+
+``backend_switch`` (and ``backend_refused``, for a fallback the agent's network
+policy refused) come between ``turn_start`` and that turn's ``llm_response``.
 """
 
 from __future__ import annotations
@@ -17,12 +21,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, ClassVar, Protocol, TextIO, Union
 
 
+def _now() -> float:
+    return round(time.time(), 3)
+
+
 @dataclass(frozen=True)
 class _Event:
     type: ClassVar[str] = "event"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"type": self.type, **asdict(self), "ts": round(time.time(), 3)}
+        return {"type": self.type, **asdict(self), "ts": _now()}
 
 
 @dataclass(frozen=True)
@@ -94,7 +102,50 @@ class UsageEvent(_Event):
     llm_calls: int
 
 
-LoopEvent = Union[TurnStart, LlmResponse, ToolStart, ToolEnd, Final, ErrorEvent, UsageEvent]
+@dataclass(frozen=True)
+class BackendSwitch(_Event):
+    """The backend failed (``reason``); the next of its fallbacks takes over."""
+
+    type: ClassVar[str] = "backend_switch"
+    source: str  # backend labels: name and URL, never a key or header
+    target: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": self.type, "from": self.source, "to": self.target, "reason": self.reason, "ts": _now()}
+
+
+@dataclass(frozen=True)
+class BackendRefused(_Event):
+    """A fallback URL written in agent.yaml that the agent's network policy refused: skipped."""
+
+    type: ClassVar[str] = "backend_refused"
+    backend: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class SessionStart(_Event):
+    """A persisted run: ``hugind run AGENT --resume <id>`` continues it."""
+
+    type: ClassVar[str] = "session"
+    id: str
+    resumed: bool
+    turns: int  # turns already done (0 for a new run)
+
+
+LoopEvent = Union[
+    TurnStart,
+    LlmResponse,
+    ToolStart,
+    ToolEnd,
+    Final,
+    ErrorEvent,
+    UsageEvent,
+    BackendSwitch,
+    BackendRefused,
+    SessionStart,
+]
 
 
 class EventSink(Protocol):

@@ -11,6 +11,10 @@
         same failing call N times in a row -> stop asking for tools
     out of turns -> "You have reached the maximum number of turns. ..." and one last call
 
+``checkpoint`` is called with the whole conversation at the start, after every
+turn's tool results and at the end (``hugind.sessions`` persists it);
+``resume_from`` continues from such a checkpoint instead of starting anew.
+
 ``tool_format``: ``text`` (tools described in the prompt, calls parsed from
 text), ``native`` (OpenAI ``tools``; results as ``role: tool`` messages),
 ``auto`` (both offered; whatever the model uses is answered in kind; if the
@@ -21,10 +25,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, TextIO
 
 from hugind.agentic.calls import CallItem, ParsedCall, ParseFailure
+from hugind.agentic.checkpoint import FAILED, FINISHED, INTERRUPTED, RUNNING, Checkpoint, CheckpointHook, ToolRecord
 from hugind.agentic.dispatch import dispatch
 from hugind.agentic.doom import DoomLoopGuard
 from hugind.agentic.events import (
@@ -103,6 +108,8 @@ def run_agentic_loop(
     on_token: Callable[[str], None] | None = None,
     doom_threshold: int = 3,
     max_result_chars: int = 100_000,
+    checkpoint: CheckpointHook | None = None,
+    resume_from: Checkpoint | None = None,
 ) -> LoopResult:
     if tool_format not in TOOL_FORMATS:
         raise UsageError(f"tool_format must be one of {', '.join(TOOL_FORMATS)}, not {tool_format!r}")
@@ -110,11 +117,18 @@ def run_agentic_loop(
         raise UsageError(f"max_turns must be a positive integer, not {max_turns!r}")
     loop = _Loop(client, list(tools), executor, tool_format, skills, stream, on_token, max_result_chars)
     loop.observe(as_sink(events), make_tracer(trace), DoomLoopGuard(doom_threshold))
+    loop.checkpoint = checkpoint
     try:
-        return loop.run(system_prompt, user_prompt, max_turns)
+        if resume_from is not None:
+            loop.restore(resume_from)
+        return loop.run(system_prompt, user_prompt, max_turns, resumed=resume_from is not None)
     except Exception as exc:
         loop.sink.emit(ErrorEvent(type(exc).__name__, str(exc), loop.turn))
         loop.tracer.line(f"error: {type(exc).__name__}: {exc}")
+        loop.save(FAILED, error=f"{type(exc).__name__}: {exc}")
+        raise
+    except BaseException:  # Ctrl-C: the conversation so far stays resumable
+        loop.save(INTERRUPTED, error="interrupted")
         raise
 
 
@@ -149,18 +163,57 @@ class _Loop:
         self.usage = Usage()
         self.turn = 0
         self.tool_calls = 0
+        self.tool_log: list[ToolRecord] = []
+        self.checkpoint: CheckpointHook | None = None
+        self.whole: Checkpoint | None = None  # the last checkpoint taken with the conversation whole
+
+    def restore(self, point: Checkpoint) -> None:
+        self.messages = [dict(m) for m in point.messages]
+        self.turn = point.turn
+        self.tool_calls = point.tool_calls
+        self.usage = point.usage
+        self.tool_log = list(point.tools)
+        self.whole = point
+
+    def save(self, status: str, *, final_text: str = "", stop_reason: str = "", error: str = "") -> None:
+        if self.checkpoint is None:
+            return
+        if status in (RUNNING, FINISHED):
+            point = Checkpoint(
+                [dict(m) for m in self.messages],
+                self.turn,
+                self.tool_calls,
+                self.usage,
+                list(self.tool_log),
+                status,
+                final_text,
+                stop_reason,
+            )
+            self.whole = point
+        elif self.whole is not None:
+            # A turn cut short (its reply without results, a request already counted) is not
+            # stored: the conversation as it last was whole is, and resuming asks that turn again.
+            point = replace(self.whole, status=status, error=error)
+        else:
+            return
+        self.checkpoint(point)
 
     def observe(self, sink: EventSink, tracer: Tracer, guard: DoomLoopGuard) -> None:
         self.sink, self.tracer, self.guard = sink, tracer, guard
 
-    def run(self, system_prompt: str, user_prompt: str, max_turns: int) -> LoopResult:
-        system = build_system_prompt(system_prompt, self.agent_tools, self.skills, self.tool_format)
-        if system:
-            self.messages.append({"role": "system", "content": system})
-        self.messages.append({"role": "user", "content": user_prompt})
-        self.tracer.setup([t.name for t in self.offered], system, user_prompt, self.tool_format)
+    def run(self, system_prompt: str, user_prompt: str, max_turns: int, *, resumed: bool = False) -> LoopResult:
+        if resumed:
+            # The stored conversation is the state: its system prompt and request stand as they were.
+            self.tracer.line(f"resumed after {self.turn} turn(s): {len(self.messages)} messages")
+        else:
+            system = build_system_prompt(system_prompt, self.agent_tools, self.skills, self.tool_format)
+            if system:
+                self.messages.append({"role": "system", "content": system})
+            self.messages.append({"role": "user", "content": user_prompt})
+            self.tracer.setup([t.name for t in self.offered], system, user_prompt, self.tool_format)
+            self.save(RUNNING)
         detail = ""
-        for _ in range(max_turns):
+        for _ in range(max(0, max_turns - self.turn)):
             result = self.ask(final=False)
             items, native = self.extract(result)
             if not items:
@@ -184,6 +237,8 @@ class _Loop:
                 self.messages.extend(native_results(outcomes))
             else:
                 self.messages.append(text_results(outcomes))
+            self.tool_log += [ToolRecord(self.turn, o.label, o.call_id, o.ok, len(o.text)) for o in outcomes]
+            self.save(RUNNING)
             if detail:
                 self.tracer.line(f"doom-loop guard: {detail}; asking for a final answer")
                 break
@@ -251,6 +306,7 @@ class _Loop:
         u = self.usage
         self.sink.emit(UsageEvent(u.prompt_tokens, u.completion_tokens, u.total_tokens, self.turn))
         self.tracer.line(f"final after {self.turn} request(s) ({reason}): {len(text)} chars")
+        self.save(FINISHED, final_text=text, stop_reason=reason)
         return LoopResult(text, self.turn, self.messages, u, reason, detail, self.tool_calls)
 
 

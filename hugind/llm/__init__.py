@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 _HOME = {
     "endpoint": ("SESSION_HEADER", "SESSION_MODES", "api_base"),
     "client": ("ChatClient",),
+    "fallback": ("FallbackClient",),
     "config": ("TOOL_FORMATS", "BackendConfig", "default_config_path", "hugind_home", "resolve_backend"),
     "errors": (
         "BackendAuthError",
@@ -48,6 +49,7 @@ __all__ = [
     "ChatClient",
     "ChatResult",
     "ContextOverflowError",
+    "FallbackClient",
     "NativeToolCall",
     "PermanentBackendError",
     "RateLimitError",
@@ -95,6 +97,7 @@ if TYPE_CHECKING:
         TransientBackendError,
         classify_http_error,
     )
+    from hugind.llm.fallback import FallbackClient
     from hugind.llm.retry import RetryPolicy, parse_retry_after
     from hugind.llm.stream import StreamAccumulator
     from hugind.llm.types import ChatResult, NativeToolCall, Usage

@@ -13,6 +13,12 @@ Config file shape::
         timeout: 120                # seconds
         max_retries: 3
         session_mode: fresh         # fresh | resume | stateless
+        fallbacks: [remote, http://10.0.0.5:8000/v1]  # optional: tried in order when this one fails
+
+A fallback is a backend name from this file, a URL, or a mapping of inline
+settings (``{url, model, ...}``). A name's own fallbacks follow it, depth
+first; names reached twice are tried once; a cycle (``a -> b -> a``) is an
+error naming it. ``docs/sessions-and-fallbacks.md`` says when the chain moves on.
 
 The API key is read from the environment variable named by ``api_key_env``;
 it is held out of ``repr`` and never put in an error message.
@@ -47,6 +53,7 @@ _KNOWN_KEYS = {
     "max_retries",
     "session_mode",
     "session_id",
+    "fallbacks",
 }
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -74,6 +81,10 @@ class BackendConfig:
     max_retries: int = 3
     session_mode: str = "fresh"
     session_id: str | None = None
+    # Tried in order when this backend fails (hugind.llm.fallback); already flattened.
+    fallbacks: tuple[BackendConfig, ...] = field(default=(), repr=False)
+    # A URL written in agent.yaml: the agent's network policy must admit it before use.
+    from_agent: bool = False
 
     @property
     def label(self) -> str:
@@ -120,7 +131,7 @@ def resolve_backend(
             raise BackendConfigError(
                 f"no backend given and {path} sets no default_backend; known backends: {_names(backends)}"
             )
-        return _from_entry(name, _lookup(name, backends, path), env).with_overrides(model=model)
+        return _named(name, backends, path, env).with_overrides(model=model)
     if isinstance(spec, str):
         text = spec.strip()
         if not text:
@@ -128,10 +139,11 @@ def resolve_backend(
         if "://" in text:
             return _from_entry(None, {"url": text}, env).with_overrides(model=model)
         backends, _ = _load(path, required=True, wanted=text)
-        return _from_entry(text, _lookup(text, backends, path), env).with_overrides(model=model)
+        return _named(text, backends, path, env).with_overrides(model=model)
     if isinstance(spec, Mapping):
         settings = dict(spec)
         ref = settings.pop("name", None) or settings.pop("backend", None)
+        backends: dict[str, Any] = {}
         if ref is not None:
             if not isinstance(ref, str):
                 raise BackendConfigError("backend 'name' must be a string")
@@ -139,8 +151,78 @@ def resolve_backend(
             settings = {**_lookup(ref, backends, path), **settings}
         elif "url" not in settings:
             raise BackendConfigError("backend mapping needs 'url' or 'name'")
-        return _from_entry(ref, settings, env).with_overrides(model=model)
+        elif settings.get("fallbacks"):
+            backends, _ = _load(path, required=False)  # fallback names refer to the user's config
+        # A mapping is what agent.yaml writes: URLs in its own fallbacks list were chosen by the agent.
+        inline = "fallbacks" in spec
+        config = _from_entry(ref, settings, env)
+        chain = _chain(ref, settings.get("fallbacks"), backends, path, env, agent_urls=inline)
+        return replace(config, fallbacks=chain).with_overrides(model=model)
     raise BackendConfigError(f"backend spec must be a URL, a name or a mapping, not {type(spec).__name__}")
+
+
+def _named(name: str, backends: Mapping[str, Any], path: Path, env: Mapping[str, str]) -> BackendConfig:
+    entry = _lookup(name, backends, path)
+    config = _from_entry(name, entry, env)
+    return replace(config, fallbacks=_chain(name, entry.get("fallbacks"), backends, path, env, agent_urls=False))
+
+
+def _chain(
+    owner: str | None,
+    first: Any,
+    backends: Mapping[str, Any],
+    path: Path,
+    env: Mapping[str, str],
+    *,
+    agent_urls: bool,
+) -> tuple[BackendConfig, ...]:
+    """The fallbacks of ``owner``, depth first, each backend once; a cycle is an error naming it."""
+    out: list[BackendConfig] = []
+    seen: set[str] = set()
+
+    def visit(entries: Any, trail: list[str], top: bool) -> None:
+        who = f"backend '{trail[-1]}'" if trail else "backend"
+        for item in _fallback_items(entries, who):
+            if isinstance(item, str) and "://" not in item:
+                if item in trail:
+                    loop = " -> ".join([*trail[trail.index(item) :], item])
+                    raise BackendConfigError(f"{who}: fallbacks form a cycle: {loop}")
+                if item not in backends:
+                    raise BackendConfigError(
+                        f"{who}: unknown fallback '{item}' (known backends in {path}: {_names(backends)})"
+                    )
+                entry = dict(backends[item])
+                config = _from_entry(item, entry, env)
+                key = f"name:{item}"
+                nested: Any = entry.get("fallbacks")
+            else:
+                settings = {"url": item} if isinstance(item, str) else dict(item)
+                if "fallbacks" in settings:
+                    raise BackendConfigError(f"{who}: an inline fallback cannot have fallbacks of its own")
+                config = replace(_from_entry(None, settings, env), from_agent=agent_urls and top)
+                key, nested = f"url:{config.url}:{config.model}", None
+            if key not in seen:
+                seen.add(key)
+                out.append(config)
+            if nested:
+                visit(nested, [*trail, item] if isinstance(item, str) else trail, False)
+
+    visit(first, [owner] if owner else [], True)
+    return tuple(out)
+
+
+def _fallback_items(entries: Any, who: str) -> list[Any]:
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        raise BackendConfigError(f"{who}: 'fallbacks' must be a list of backend names, URLs or mappings")
+    for item in entries:
+        if isinstance(item, str) and item.strip():
+            continue
+        if isinstance(item, Mapping) and isinstance(item.get("url"), str):
+            continue
+        raise BackendConfigError(f"{who}: each fallback must be a backend name, a URL or a mapping with 'url'")
+    return [item.strip() if isinstance(item, str) else item for item in entries]
 
 
 def _load(path: Path, *, required: bool, wanted: str | None = None) -> tuple[dict[str, Any], str | None]:

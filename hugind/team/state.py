@@ -20,11 +20,11 @@ import fcntl
 import json
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from hugind.atomicfile import replace_atomically
 from hugind.errors import UsageError
 
 STATE_FORMAT = "hugind-team-state/1"
@@ -70,23 +70,7 @@ class StateStore:
 
     def save(self, doc: dict[str, Any]) -> None:
         data = json.dumps({"format": STATE_FORMAT, **doc}, ensure_ascii=False, indent=1).encode()
-        fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".state-", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, self.path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
-        with contextlib.suppress(OSError):  # make the rename itself durable
-            dir_fd = os.open(self.dir, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
+        replace_atomically(self.path, data)
 
     def clear(self) -> None:
         """Forget a previous run (``--fresh``)."""
