@@ -1,3 +1,3 @@
-from hugind.cli import main
+from hugind.entry import main
 
 main()

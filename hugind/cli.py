@@ -5,11 +5,9 @@ annotations when it builds the CLI, and as strings it would evaluate them
 anew on every start (twice per command).
 """
 
-import gc
 import json
 import sys
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
 
@@ -18,7 +16,9 @@ from typer.core import TyperCommand, TyperGroup
 
 from hugind import __version__
 from hugind.cli_coerce import install
-from hugind.errors import ExitCode, HugindError, UsageError
+from hugind.errors import HugindError, UsageError
+from hugind.run_command import fail
+from hugind.run_command import importing as _importing
 
 if TYPE_CHECKING:
     from hugind.mcp import McpHub
@@ -105,23 +105,8 @@ class _RunCommand(_Command):
             raise  # not reached: ctx.fail raises
 
 
-@contextmanager
-def _importing() -> Iterator[None]:
-    """No garbage collection while a command imports its stack: the objects made
-    are the modules' own, kept for the whole process, and collecting among them,
-    again and again as they pile up, costs a cold run about a tenth of its time."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def _fail(err: HugindError) -> typer.Exit:
-    sys.stderr.write(f"hugind: error: {err.message}\n")
-    return typer.Exit(err.exit_code)
+    return typer.Exit(fail(err))
 
 
 @app.command(cls=_RunCommand)
@@ -149,76 +134,35 @@ def run(
     ] = None,
 ) -> None:
     """Run an agent and print its result as JSON."""
-    with _importing():
-        from hugind.manifest import load_agent
-        from hugind.run import RunOptions, run_agent, strict_verdict
+    from hugind.run_command import RunArgs, run_command
 
-    options = RunOptions(
-        args=list(args or []),
-        strict=strict,
-        policy_file=policy,
-        audit_path=audit,
-        fuel=fuel,
-        timeout=timeout,
-        inherit_stdin=True,
-        backend=backend,
-        model=model or None,
-        stream=stream,
-        explain_denials=True,
-        persist_session=True,
-        resume=resume,
+    code = run_command(
+        RunArgs(
+            agent=agent,
+            args=list(args or []),
+            strict=strict,
+            policy=policy,
+            audit=audit,
+            fuel=fuel,
+            timeout=timeout,
+            backend=backend,
+            model=model,
+            json_events=json_events,
+            stream=stream,
+            expect=expect,
+            record=record,
+            learn=learn,
+            resume=resume,
+        )
     )
-    if json_events:
-        from hugind.agentic import NdjsonSink
-
-        options.events = NdjsonSink(sys.stdout)
-        options.stdout = options.stderr  # the agent's prints must not corrupt the event stream
-    try:
-        loaded = load_agent(agent)
-        if expect is not None:
-            from hugind.pinning import verify
-
-            loaded = verify(loaded, expect, str(agent))
-        if record is not None:
-            from hugind.replay.command import start_recording
-
-            loaded = start_recording(record, agent, loaded, options)
-        if learn is not None:
-            from hugind.learn.command import finish_learning, start_learning
-
-            collector = start_learning(learn, options)
-        result = run_agent(loaded, options)
-        if learn is not None:
-            finish_learning(collector, learn, loaded, options)
-    except HugindError as err:
-        stop = _fail(err)
-        _print_hints(getattr(err, "denial_hints", None))
-        _print_hints(getattr(err, "resume_hint", None))
-        if options.tape is not None:
-            from hugind.replay.command import end_recording
-
-            end_recording(options, err.exit_code, err)
-        raise stop from None
-    if result.has_result and not (json_events and result.loop is not None):
-        sys.stdout.write(json.dumps(result.value, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
-    verdict = strict_verdict(result) if strict else None
-    if options.tape is not None:
-        from hugind.replay.command import end_recording
-
-        end_recording(options, verdict.exit_code if verdict else ExitCode.OK, verdict, result)
-    if verdict is not None:
-        stop = _fail(verdict)
-        _print_hints(result.denial_hints)
-        raise stop
-    _print_hints(result.denial_hints)
+    if code:
+        raise typer.Exit(code)
 
 
 def _print_hints(lines: Optional[list[str]]) -> None:
-    """After the run's own output and error line: which agent.yaml key allows what was denied."""
-    if lines:
-        sys.stderr.write("\n".join(lines) + "\n")
-        sys.stderr.flush()
+    from hugind.run_command import print_hints
+
+    print_hints(lines)
 
 
 @app.command(cls=_Command)
@@ -542,56 +486,10 @@ def sessions(
 
 
 def main() -> None:
-    code: int | str | None = 0
-    try:
-        try:
-            app()
-        except KeyboardInterrupt:
-            sys.stderr.write("hugind: interrupted\n")
-            sys.exit(130)
-        except HugindError as err:  # raised outside a command's own handling
-            sys.stderr.write(f"hugind: error: {err.message}\n")
-            sys.exit(err.exit_code)
-        except Exception:
-            import traceback
+    """The ``hugind`` command (kept here for callers of ``hugind.cli:main``)."""
+    from hugind.entry import main as entry_main
 
-            traceback.print_exc()
-            sys.stderr.write("hugind: internal error (a bug in hugind; please report it with the trace above)\n")
-            sys.exit(ExitCode.INTERNAL)
-    except SystemExit as stop:
-        code = stop.code
-        raise
-    finally:
-        # The process ends next. Interpreter shutdown would run full garbage
-        # collections over every object the imports made (wasmtime's bindings,
-        # Typer, the policy), ~50 ms, longer than a script agent's whole run, to
-        # free memory the OS takes back anyway. Frozen objects are left out of
-        # those collections; atexit handlers, flushes and thread joins still run.
-        gc.freeze()
-        _leave_running_host_ops(code)
-
-
-def _leave_running_host_ops(code: int | str | None) -> None:
-    """End the process now if host ops a run left behind are still running.
-
-    A fetch the agent aborted goes on in a daemon worker thread, possibly inside
-    OpenSSL; the C library's exit handlers would then tear OpenSSL down under it
-    (seen: SIGSEGV in libcrypto after the agent's last line). So: Python's exit
-    handlers (cgroup sweep, audit files) and the flushes run, C's do not."""
-    dispatch = sys.modules.get("hugind.host.dispatch")
-    if dispatch is None or not dispatch.ops_in_progress():
-        return
-    import atexit
-    import os
-
-    if isinstance(code, str):
-        sys.stderr.write(code + "\n")
-        code = 1
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with suppress(OSError, ValueError):  # a closed pipe: nothing more can be said
-            stream.flush()
-    os._exit(code or 0)
+    entry_main()
 
 
 if __name__ == "__main__":

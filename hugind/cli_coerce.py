@@ -40,7 +40,7 @@ _PLAIN_PATH = {
 }
 
 
-class _NotPlain(Exception):
+class NotPlain(Exception):
     """The value is not one this module converts with certainty."""
 
 
@@ -50,16 +50,16 @@ def _plain_info(info: Any) -> bool:
 
 def _path(value: str, info: Any) -> Path:
     if not value or "\0" in value or any(getattr(info, k, None) != v for k, v in _PLAIN_PATH.items()):
-        raise _NotPlain
+        raise NotPlain
     # Typer refuses an existing path it cannot read (readable=True by default).
     if info.readable and os.path.exists(value) and not os.access(value, os.R_OK):
-        raise _NotPlain
+        raise NotPlain
     return Path(value)
 
 
 def _leaf(annotation: Any, value: Any, info: Any) -> Any:
     if not isinstance(value, str):
-        raise _NotPlain
+        raise NotPlain
     if annotation is str:
         return value
     if annotation is int and _INT.fullmatch(value):
@@ -68,17 +68,17 @@ def _leaf(annotation: Any, value: Any, info: Any) -> Any:
         return float(value)
     if annotation is Path:
         return _path(value, info)
-    raise _NotPlain
+    raise NotPlain
 
 
 def plain_value(annotation: Any, value: Any, info: Any) -> Any:
-    """``value`` converted to ``annotation`` as Typer would; raises _NotPlain when unsure."""
+    """``value`` converted to ``annotation`` as Typer would; raises NotPlain when unsure."""
     if not _plain_info(info):
-        raise _NotPlain
+        raise NotPlain
     if get_origin(annotation) is list:
         items = get_args(annotation)
         if len(items) != 1 or not isinstance(value, (list, tuple)):
-            raise _NotPlain
+            raise NotPlain
         return [_leaf(items[0], v, info) for v in value]
     return _leaf(annotation, value, info)
 
@@ -96,9 +96,9 @@ class PlainCoercion:
         descriptor = param.type_descriptor
         try:
             if descriptor.file_annotation is not None or (multi and isinstance(value, str)):
-                raise _NotPlain
+                raise NotPlain
             return plain_value(descriptor.annotation, value, descriptor.parameter_info)
-        except (_NotPlain, ValueError):
+        except (NotPlain, ValueError):
             return self._typer().coerce(value, param=param, ctx=ctx)
 
     def _typer(self) -> Any:

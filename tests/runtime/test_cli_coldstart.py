@@ -33,7 +33,7 @@ HEAVY = (
 
 _PROBE = """
 import gc, json, sys
-from hugind.cli import main
+from hugind.entry import main
 argv, heavy = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 sys.argv = ["hugind", *argv]
 code = 0

@@ -1,0 +1,129 @@
+"""The body of ``hugind run``, free of Typer: both the Typer command and the
+quick path (``hugind/cli_quick.py``) call it with the same ``RunArgs``."""
+
+from __future__ import annotations
+
+import gc
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from hugind.errors import ExitCode, HugindError
+
+
+@dataclass
+class RunArgs:
+    """``hugind run``'s parameters, named as the Typer command names them."""
+
+    agent: Path
+    args: list[str] = field(default_factory=list)
+    strict: bool = False
+    policy: Path | None = None
+    audit: Path | None = None
+    fuel: int | None = None
+    timeout: float | None = None
+    backend: str | None = None
+    model: str | None = None
+    json_events: bool = False
+    stream: bool = False
+    expect: str | None = None
+    record: Path | None = None
+    learn: Path | None = None
+    resume: str | None = None
+
+
+@contextmanager
+def importing() -> Iterator[None]:
+    """No garbage collection while a command imports its stack: the objects made
+    are the modules' own, kept for the whole process, and collecting among them,
+    again and again as they pile up, costs a cold run about a tenth of its time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def fail(err: HugindError) -> int:
+    sys.stderr.write(f"hugind: error: {err.message}\n")
+    return err.exit_code
+
+
+def print_hints(lines: list[str] | None) -> None:
+    """After the run's own output and error line: which agent.yaml key allows what was denied."""
+    if lines:
+        sys.stderr.write("\n".join(lines) + "\n")
+        sys.stderr.flush()
+
+
+def run_command(a: RunArgs) -> int:
+    """Run an agent and print its result as JSON; the exit code."""
+    with importing():
+        from hugind.manifest import load_agent
+        from hugind.run import RunOptions, run_agent, strict_verdict
+
+    options = RunOptions(
+        args=list(a.args),
+        strict=a.strict,
+        policy_file=a.policy,
+        audit_path=a.audit,
+        fuel=a.fuel,
+        timeout=a.timeout,
+        inherit_stdin=True,
+        backend=a.backend,
+        model=a.model or None,
+        stream=a.stream,
+        explain_denials=True,
+        persist_session=True,
+        resume=a.resume,
+    )
+    if a.json_events:
+        from hugind.agentic import NdjsonSink
+
+        options.events = NdjsonSink(sys.stdout)
+        options.stdout = options.stderr  # the agent's prints must not corrupt the event stream
+    try:
+        loaded = load_agent(a.agent)
+        if a.expect is not None:
+            from hugind.pinning import verify
+
+            loaded = verify(loaded, a.expect, str(a.agent))
+        if a.record is not None:
+            from hugind.replay.command import start_recording
+
+            loaded = start_recording(a.record, a.agent, loaded, options)
+        if a.learn is not None:
+            from hugind.learn.command import finish_learning, start_learning
+
+            collector = start_learning(a.learn, options)
+        result = run_agent(loaded, options)
+        if a.learn is not None:
+            finish_learning(collector, a.learn, loaded, options)
+    except HugindError as err:
+        code = fail(err)
+        print_hints(getattr(err, "denial_hints", None))
+        print_hints(getattr(err, "resume_hint", None))
+        if options.tape is not None:
+            from hugind.replay.command import end_recording
+
+            end_recording(options, err.exit_code, err)
+        return code
+    if result.has_result and not (a.json_events and result.loop is not None):
+        sys.stdout.write(json.dumps(result.value, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    verdict = strict_verdict(result) if a.strict else None
+    if options.tape is not None:
+        from hugind.replay.command import end_recording
+
+        end_recording(options, verdict.exit_code if verdict else ExitCode.OK, verdict, result)
+    if verdict is not None:
+        code = fail(verdict)
+        print_hints(result.denial_hints)
+        return code
+    print_hints(result.denial_hints)
+    return ExitCode.OK
