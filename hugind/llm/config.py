@@ -37,6 +37,7 @@ import yaml
 
 from hugind.llm.endpoint import SESSION_MODES, api_base
 from hugind.llm.errors import BackendConfigError
+from hugind.paths import hugind_home
 from hugind.yamlfile import load_yaml
 
 if TYPE_CHECKING:
@@ -56,13 +57,6 @@ _KNOWN_KEYS = {
     "fallbacks",
 }
 _ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def hugind_home(env: Mapping[str, str] | None = None) -> Path:
-    """``$HUGIND_HOME`` or ``~/.hugind``."""
-    env = os.environ if env is None else env
-    value = env.get("HUGIND_HOME")
-    return Path(value).expanduser() if value else Path.home() / ".hugind"
 
 
 def default_config_path(env: Mapping[str, str] | None = None) -> Path:

@@ -92,3 +92,29 @@ def test_entry_ops_cannot_take_the_held_path(harness, tree):
     h = harness({"filesystem": {"read": ["data"]}})
     with pytest.raises(ValueError):
         h.engine.check_read_held("lstat", "data/small.txt")
+
+
+def test_the_users_backend_config_and_saved_sessions_are_never_reachable(harness, agent_root, monkeypatch):
+    # $HUGIND_HOME inside a readable root: its config (API keys) and other runs'
+    # conversations stay out of reach; the rest of it (skills) does not.
+    home = agent_root / "home"
+    (home / "sessions" / "abc").mkdir(parents=True)
+    (home / "sessions" / "abc" / "state.json").write_text('{"messages": ["secret talk"]}')
+    (home / "config.yaml").write_text("backends: {a: {url: 'http://127.0.0.1:1', api_key: sk-secret}}\n")
+    (home / "skills").mkdir()
+    (home / "skills" / "note.md").write_text("fine")
+    monkeypatch.setenv("HUGIND_HOME", str(home))
+    h = harness({"filesystem": {"read": ["home"], "write": ["home"]}}, mode="read-write")
+    for op, path in [
+        ("fs.read_text", "home/config.yaml"),
+        ("fs.exists", "home/config.yaml"),
+        ("fs.read_text", "home/sessions/abc/state.json"),
+        ("fs.list_dir", "home/sessions"),
+        ("fs.write_text", "home/sessions/abc/state.json"),
+    ]:
+        args = {"path": path, "data": "x"} if op == "fs.write_text" else {"path": path}
+        err = h.fails(op, **args)
+        assert isinstance(err, PermissionDenied), (op, path, err)
+        assert "never reachable" in err.message
+    assert h.call("fs.read_text", path="home/skills/note.md") == "fine"
+    assert "config.yaml" in h.call("fs.list_dir", path="home")  # its name is visible, its content is not

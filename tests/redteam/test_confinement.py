@@ -183,6 +183,28 @@ def test_a_child_cannot_read_hugind_cache(attack, mode):
     assert result["exit_code"] != 0 and ".cwasm" not in result["stdout"]
 
 
+def test_a_child_cannot_read_the_users_backend_config_or_sessions(agent_dir, attack, mode, monkeypatch):
+    # $HUGIND_HOME inside the readable root: its config.yaml (API keys) and the saved
+    # sessions (other runs' conversations) are hidden from children as from fs.*.
+    root = agent_dir()
+    home = root / "home"
+    (home / "sessions" / "s1").mkdir(parents=True)
+    (home / "sessions" / "s1" / "state.json").write_text("other run's conversation")
+    (home / "config.yaml").write_text("api_key: sk-hugind-redteam\n")
+    (home / "skills").mkdir()
+    (home / "skills" / "ok.md").write_text("readable skill")
+    monkeypatch.setenv("HUGIND_HOME", str(home))
+    out = attack(
+        runs("cat home/config.yaml", "cat home/sessions/s1/state.json", "cat home/skills/ok.md"),
+        shell(["cat"], filesystem={"read": ["."]}),
+        root=root,
+    )
+    config, session, skill = out.value["value"]
+    assert config["exit_code"] != 0 and "sk-hugind-redteam" not in config["stdout"]
+    assert session["exit_code"] != 0 and "conversation" not in session["stdout"]
+    assert skill["exit_code"] == 0 and skill["stdout"] == "readable skill"
+
+
 def test_etc_secrets_are_hidden(attack, mode):
     if not os.path.exists("/etc/shadow"):
         pytest.skip("no /etc/shadow on this machine")
