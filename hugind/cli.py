@@ -362,7 +362,26 @@ def version() -> None:
     typer.echo(__version__)
 
 
-@app.command(cls=_Command)
+class _TeamCommand(_Command):
+    """``hugind team``: ``--ray`` may come without an address (see hugind.distributed.option)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        from hugind.distributed.option import fill_bare_ray
+
+        return super().parse_args(ctx, fill_bare_ray(args))
+
+
+RayOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--ray",
+        metavar="[ADDRESS]",
+        help="Run on Ray: a cluster's host:port, 'auto' (one running here), or nothing (ray.init's choice).",
+    ),
+]
+
+
+@app.command(cls=_TeamCommand)
 def team(
     workflow: Annotated[Path, typer.Argument(help="Workflow file (YAML): the team's agents and tasks.")],
     state_dir: Annotated[
@@ -374,6 +393,7 @@ def team(
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard a previous run in --state-dir.")] = False,
     max_parallel: Annotated[Optional[int], typer.Option("--max-parallel", help="Tasks at once.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    ray: RayOption = None,
 ) -> None:
     """Run a workflow: its tasks as a DAG, each in its agent's own sandbox; exit 1 if any task failed."""
     from hugind.team.command import run_team_command
@@ -388,6 +408,7 @@ def team(
             fresh=fresh,
             max_parallel=max_parallel,
             as_json=as_json,
+            ray=ray,
         )
     except HugindError as err:
         raise _fail(err) from None
