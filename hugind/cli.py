@@ -415,6 +415,51 @@ def team(
     raise typer.Exit(code)
 
 
+@app.command(cls=_Command)
+def batch(
+    agent: Annotated[Path, typer.Argument(help="Agent folder (with agent.yaml), or a single .js / .wasm file.")],
+    inputs: Annotated[Path, typer.Argument(help='JSON lines, one run each: {"id", "args", "env"} (- for stdin).')],
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write the results here (default: stdout).")] = None,
+    resume: Annotated[
+        Optional[Path], typer.Option("--resume", help="Skip the items already in this results file; append the rest.")
+    ] = None,
+    concurrency: Annotated[
+        Optional[int], typer.Option("--concurrency", "-j", help="Items at once (worker processes; default: CPUs).")
+    ] = None,
+    strict: Annotated[bool, typer.Option("--strict", help="Deny by default; any denial fails that item.")] = False,
+    policy: PolicyOption = None,
+    audit: AuditOption = None,
+    timeout: TimeoutOption = None,
+    fuel: Annotated[Optional[int], typer.Option("--fuel", help="Meter each item: trap after N fuel units.")] = None,
+    backend: BackendOption = None,
+    model: ModelOption = None,
+    json_events: Annotated[bool, typer.Option("--json", help="NDJSON progress events on stderr.")] = False,
+) -> None:
+    """Run an agent once per input line, each in its own sandbox; results as JSON lines in input order."""
+    from hugind.batch.command import BatchCommand, run_batch
+
+    command = BatchCommand(
+        agent,
+        inputs,
+        out,
+        resume,
+        concurrency,
+        strict,
+        policy,
+        audit,
+        timeout,
+        fuel,
+        backend,
+        model or None,
+        json_events,
+    )
+    try:
+        code = run_batch(command)
+    except HugindError as err:
+        raise _fail(err) from None
+    raise typer.Exit(code)
+
+
 def main() -> None:
     code: int | str | None = 0
     try:

@@ -62,6 +62,7 @@ class RunOptions:
     stream: bool = False  # stream LLM responses in the agentic loop
     team: Any = None  # hugind.team.TeamContext: run as a team member (team.* ops, input.team)
     explain_denials: bool = False  # after a denial, say which agent.yaml key allows it (RunResult.denial_hints)
+    audit_log: AuditLog | None = None  # record into this log instead (batch: per item, kept in memory)
 
 
 @dataclass
@@ -94,7 +95,9 @@ def make_policy(agent: Agent, options: RunOptions) -> PolicyEngine:
         strict=options.strict,
         preset=preset,
     )
-    audit = AuditLog(options.audit_path) if options.audit_path else None
+    audit = options.audit_log
+    if audit is None and options.audit_path:
+        audit = AuditLog(options.audit_path)
     return PolicyEngine(policy, audit)
 
 
