@@ -362,8 +362,8 @@ def version() -> None:
     typer.echo(__version__)
 
 
-class _TeamCommand(_Command):
-    """``hugind team``: ``--ray`` may come without an address (see hugind.distributed.option)."""
+class _RayCommand(_Command):
+    """``hugind team`` and ``batch``: ``--ray`` may come without an address (hugind.distributed.option)."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         from hugind.distributed.option import fill_bare_ray
@@ -381,7 +381,7 @@ RayOption = Annotated[
 ]
 
 
-@app.command(cls=_TeamCommand)
+@app.command(cls=_RayCommand)
 def team(
     workflow: Annotated[Path, typer.Argument(help="Workflow file (YAML): the team's agents and tasks.")],
     state_dir: Annotated[
@@ -415,7 +415,7 @@ def team(
     raise typer.Exit(code)
 
 
-@app.command(cls=_Command)
+@app.command(cls=_RayCommand)
 def batch(
     agent: Annotated[Path, typer.Argument(help="Agent folder (with agent.yaml), or a single .js / .wasm file.")],
     inputs: Annotated[Path, typer.Argument(help='JSON lines, one run each: {"id", "args", "env"} (- for stdin).')],
@@ -434,9 +434,18 @@ def batch(
     backend: BackendOption = None,
     model: ModelOption = None,
     json_events: Annotated[bool, typer.Option("--json", help="NDJSON progress events on stderr.")] = False,
+    ray: RayOption = None,
 ) -> None:
     """Run an agent once per input line, each in its own sandbox; results as JSON lines in input order."""
     from hugind.batch.command import BatchCommand, run_batch
+
+    if ray is not None:
+        from hugind.distributed.connect import require_ray
+
+        try:
+            require_ray()  # before anything runs or is written: without Ray, a one-line usage error
+        except HugindError as err:
+            raise _fail(err) from None
 
     command = BatchCommand(
         agent,
@@ -452,6 +461,7 @@ def batch(
         backend,
         model or None,
         json_events,
+        ray,
     )
     try:
         code = run_batch(command)

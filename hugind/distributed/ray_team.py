@@ -33,7 +33,8 @@ from ray.exceptions import RayError, TaskCancelledError
 from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
 from hugind.distributed.connect import connect, disconnect
-from hugind.distributed.package import Packed, pack, unpack
+from hugind.distributed.package import pack
+from hugind.distributed.shipping import Shipment, ship
 from hugind.distributed.wire import capture, unwrap
 from hugind.errors import HostIOError, HugindError, ManifestError
 from hugind.team.bus import BusLimits, TeamBus, TeamContext
@@ -164,9 +165,7 @@ class _Output:
 
 
 def _run_team_task(
-    shipped: list[Any],  # [ObjectRef of the pack]: nested, so Ray fetches it only on a cache miss
-    digest: str,
-    entry: str,
+    shipment: Shipment,
     spec: TaskSpec,
     task_input: dict[str, Any],
     backend: str | None,
@@ -175,14 +174,12 @@ def _run_team_task(
     members: list[str],
     limits: BusLimits,
 ) -> TaskRun:
-    from hugind.distributed.package import unpacked_path
     from hugind.manifest import load_agent
     from hugind.run import RunOptions, run_agent
 
     output = _Output()
     try:
-        cached = unpacked_path(digest)
-        folder = cached / entry if cached.is_dir() else unpack(digest, ray.get(shipped[0]))
+        folder = shipment.local_path()
         book = BookClient(hub, on_driver=False)
         team = TeamContext(
             member=spec.assignee,
@@ -219,25 +216,22 @@ class RayTeam:
         self.address = address
         self._connected = False
         self._hub: Any = None
-        self._packs: dict[str, tuple[str, str, list[Any]]] = {}  # member -> (digest, entry, [ref])
+        self._shipments: dict[str, Shipment] = {}  # member -> its agent, in the object store
         self._members: list[str] = []
         self._limits = BusLimits()
         self._running: set[Any] = set()
         self._lock = threading.Lock()
 
     def start(self, workflow: Workflow, shared: dict[str, Any], tasks: Sequence[TaskSpec]) -> tuple[Any, Any]:
-        packs: dict[str, Packed] = {}
-        for member, folder in workflow.agents.items():
+        packs = {}
+        for member, folder in workflow.agents.items():  # before connecting: a bad folder fails fast
             try:
                 packs[member] = pack(folder)
             except HugindError as err:
                 raise ManifestError(f"agent '{member}': {err.message}", str(workflow.path)) from None
         self._connected = connect(self.address)
-        by_digest: dict[str, Any] = {}
-        for member, packed in packs.items():  # members sharing one folder share one object
-            if packed.digest not in by_digest:
-                by_digest[packed.digest] = ray.put(packed.data)
-            self._packs[member] = (packed.digest, packed.entry, [by_digest[packed.digest]])
+        known: dict[str, Shipment] = {}  # members sharing one folder share one object
+        self._shipments = {member: ship(packed, known) for member, packed in packs.items()}
         self._members = list(workflow.agents)
         here = ray.get_runtime_context().get_node_id()
         self._hub = _Hub.options(scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True)).remote(
@@ -251,11 +245,8 @@ class RayTeam:
         return bus, BookClient(self._hub, on_driver=True)
 
     def run_task(self, spec: TaskSpec, task_input: dict[str, Any], options: Any) -> TaskRun:
-        digest, entry, shipped = self._packs[spec.assignee]
         ref = _team_task.remote(
-            shipped,
-            digest,
-            entry,
+            self._shipments[spec.assignee],
             spec,
             task_input,
             options.backend,
