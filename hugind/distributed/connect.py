@@ -7,12 +7,27 @@ seconds, and it is an optional extra.
 from __future__ import annotations
 
 import logging
+import socket
 from types import ModuleType
 
 from hugind.errors import UsageError
 
 INSTALL_HINT = "--ray needs Ray: pip install 'hugind[ray]'"
 LOCAL = "local"  # what a bare --ray means: ray.init()'s own choice (RAY_ADDRESS, a running cluster, or a new one)
+PROBE_TIMEOUT_S = 5.0
+
+
+def _probe(address: str) -> None:
+    """Fail fast on a host:port nobody listens on: Ray itself retries for minutes."""
+    if address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT_S):
+            pass
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise UsageError(f"--ray: cannot reach a Ray cluster at {address}: {reason}") from None
 
 
 def require_ray() -> ModuleType:
@@ -33,6 +48,8 @@ def connect(address: str | None) -> bool:
     if ray.is_initialized():
         return False
     target = None if address in (None, "", LOCAL) else address
+    if target is not None:
+        _probe(target)
     try:
         ray.init(
             address=target,

@@ -87,7 +87,7 @@ class RayPool:
         self.concurrency = concurrency
         self.limit = item_timeout + grace
         self.address = address
-        self._running: dict[Any, tuple[BatchItem, float]] = {}  # ref -> (item, deadline)
+        self._running: dict[Any, tuple[BatchItem, float | None]] = {}  # ref -> (item, deadline once started)
 
     def _worker_options(self) -> tuple[BatchRunOptions, tuple[str, bytes] | None]:
         preset = None
@@ -132,19 +132,33 @@ class RayPool:
         submit: Callable[[BatchItem], Any],
         on_done: Callable[[ItemResult], None],
     ) -> None:
+        # `width` items run at once; as many more wait in Ray's queue, so that a worker that
+        # finishes one starts the next at once instead of waiting for this loop to submit it.
+        # A queued item's deadline starts when it takes the place of one that ended (Ray
+        # starts queued tasks of one shape in submission order), not when it was submitted.
         queue = list(reversed(todo))
         while queue or self._running:
-            while queue and len(self._running) < width:
+            while queue and len(self._running) < 2 * width:
                 item = queue.pop()
-                self._running[submit(item)] = (item, time.monotonic() + self.limit)
-            soonest = min(deadline for _, deadline in self._running.values())
-            ready, _ = ray.wait(list(self._running), num_returns=1, timeout=max(0.0, soonest - time.monotonic()))
+                self._running[submit(item)] = (item, None)
+            started = sum(1 for _, deadline in self._running.values() if deadline is not None)
+            for ref, (item, deadline) in self._running.items():
+                if started >= width:
+                    break
+                if deadline is None:
+                    self._running[ref] = (item, time.monotonic() + self.limit)
+                    started += 1
+            soonest = min(d for _, d in self._running.values() if d is not None)
+            refs = list(self._running)
+            ready, _ = ray.wait(refs, num_returns=1, timeout=max(0.0, soonest - time.monotonic()))
+            if ready:  # and whatever else has finished meanwhile
+                ready, _ = ray.wait(refs, num_returns=len(refs), timeout=0)
             for ref in ready:
                 item, _ = self._running.pop(ref)
                 on_done(self._collect(ref, item))
             now = time.monotonic()
             for ref, (item, deadline) in list(self._running.items()):
-                if now >= deadline:
+                if deadline is not None and now >= deadline:
                     del self._running[ref]
                     with contextlib.suppress(RayError):
                         ray.cancel(ref, force=True)

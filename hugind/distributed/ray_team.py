@@ -222,7 +222,7 @@ class RayTeam:
         self._running: set[Any] = set()
         self._lock = threading.Lock()
 
-    def start(self, workflow: Workflow, shared: dict[str, Any], tasks: Sequence[TaskSpec]) -> tuple[Any, Any]:
+    def prepare(self, workflow: Workflow) -> None:
         packs = {}
         for member, folder in workflow.agents.items():  # before connecting: a bad folder fails fast
             try:
@@ -232,6 +232,8 @@ class RayTeam:
         self._connected = connect(self.address)
         known: dict[str, Shipment] = {}  # members sharing one folder share one object
         self._shipments = {member: ship(packed, known) for member, packed in packs.items()}
+
+    def start(self, workflow: Workflow, shared: dict[str, Any], tasks: Sequence[TaskSpec]) -> tuple[Any, Any]:
         self._members = list(workflow.agents)
         here = ray.get_runtime_context().get_node_id()
         self._hub = _Hub.options(scheduling_strategy=NodeAffinitySchedulingStrategy(here, soft=True)).remote(

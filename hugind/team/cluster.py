@@ -31,6 +31,10 @@ class TaskRun:
 
 
 class TeamCluster(Protocol):
+    def prepare(self, workflow: Workflow) -> None:
+        """Connect and ship the agents; raises HugindError (before the run touches its state)."""
+        ...
+
     def start(self, workflow: Workflow, shared: dict[str, Any], tasks: Sequence[TaskSpec]) -> tuple[Any, Any]:
         """Take over the shared memory and messages (``TeamBus.snapshot()``) and the
         committed tasks; return clients for the bus and the spawn ledger."""
@@ -41,5 +45,5 @@ class TeamCluster(Protocol):
         ...
 
     def close(self) -> None:
-        """Release what ``start`` took (called once, after the final save)."""
+        """Release what ``prepare`` and ``start`` took (called once, after the final save)."""
         ...

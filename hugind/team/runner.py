@@ -201,6 +201,15 @@ class WorkflowRunner:
 
     def run(self) -> TeamResult:
         self.load_agents()
+        if self.cluster is None:
+            return self._run()
+        self.cluster.prepare(self.workflow)  # a cluster that cannot be reached fails before any state is written
+        try:
+            return self._run()
+        finally:
+            self.cluster.close()  # after the final save, which reads the shared state from the cluster
+
+    def _run(self) -> TeamResult:
         started = time.monotonic()
         with self.store.locked():
             self._init_state()
@@ -209,12 +218,8 @@ class WorkflowRunner:
                     self.bus, self.book = self._move_to_cluster(self.cluster)
                 self._schedule()
             finally:
-                try:
-                    self._save()  # also on Ctrl-C: finished work is kept, running tasks rerun on --resume
-                    snapshot = self.bus.snapshot()
-                finally:
-                    if self.cluster is not None:
-                        self.cluster.close()
+                self._save()  # also on Ctrl-C: finished work is kept, running tasks rerun on --resume
+                snapshot = self.bus.snapshot()
         with self._lock:
             tasks = list(self.records.values())
         return TeamResult(

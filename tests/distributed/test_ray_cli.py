@@ -48,3 +48,20 @@ def test_without_ray_installed_ray_is_a_one_line_usage_error(tmp_path):
 )
 def test_a_bare_ray_flag_gets_the_default_address(given, meant):
     assert fill_bare_ray(given) == meant
+
+
+def test_an_address_nobody_listens_on_is_a_one_line_usage_error(tmp_path, cli):
+    pytest.importorskip("ray", reason="needs the 'ray' extra")
+    import socket
+
+    with socket.socket() as probe:  # a port that was free a moment ago and is closed now
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    workflow = write_workflow(tmp_path, {"a": ECHO}, [task("t", "a")])
+    res = cli("team", str(workflow), "--state-dir", str(tmp_path / "state"), "--ray", f"127.0.0.1:{port}")
+    assert res.code == 2, res.stderr
+    assert res.stderr.endswith(
+        f"hugind: error: --ray: cannot reach a Ray cluster at 127.0.0.1:{port}: Connection refused\n"
+    )
+    assert res.stderr.count("\n") == 1
+    assert not (tmp_path / "state").exists()  # refused before the run wrote any state
