@@ -389,7 +389,26 @@ def version() -> None:
     typer.echo(__version__)
 
 
-@app.command(cls=_Command)
+class _RayCommand(_Command):
+    """``hugind team`` and ``batch``: ``--ray`` may come without an address (hugind.distributed.option)."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        from hugind.distributed.option import fill_bare_ray
+
+        return super().parse_args(ctx, fill_bare_ray(args))
+
+
+RayOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--ray",
+        metavar="[ADDRESS]",
+        help="Run on Ray: a cluster's host:port, 'auto' (one running here), or nothing (ray.init's choice).",
+    ),
+]
+
+
+@app.command(cls=_RayCommand)
 def team(
     workflow: Annotated[Path, typer.Argument(help="Workflow file (YAML): the team's agents and tasks.")],
     state_dir: Annotated[
@@ -401,6 +420,7 @@ def team(
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard a previous run in --state-dir.")] = False,
     max_parallel: Annotated[Optional[int], typer.Option("--max-parallel", help="Tasks at once.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
+    ray: RayOption = None,
 ) -> None:
     """Run a workflow: its tasks as a DAG, each in its agent's own sandbox; exit 1 if any task failed."""
     from hugind.team.command import run_team_command
@@ -415,13 +435,14 @@ def team(
             fresh=fresh,
             max_parallel=max_parallel,
             as_json=as_json,
+            ray=ray,
         )
     except HugindError as err:
         raise _fail(err) from None
     raise typer.Exit(code)
 
 
-@app.command(cls=_Command)
+@app.command(cls=_RayCommand)
 def batch(
     agent: Annotated[Path, typer.Argument(help="Agent folder (with agent.yaml), or a single .js / .wasm file.")],
     inputs: Annotated[Path, typer.Argument(help='JSON lines, one run each: {"id", "args", "env"} (- for stdin).')],
@@ -440,9 +461,18 @@ def batch(
     backend: BackendOption = None,
     model: ModelOption = None,
     json_events: Annotated[bool, typer.Option("--json", help="NDJSON progress events on stderr.")] = False,
+    ray: RayOption = None,
 ) -> None:
     """Run an agent once per input line, each in its own sandbox; results as JSON lines in input order."""
     from hugind.batch.command import BatchCommand, run_batch
+
+    if ray is not None:
+        from hugind.distributed.connect import require_ray
+
+        try:
+            require_ray()  # before anything runs or is written: without Ray, a one-line usage error
+        except HugindError as err:
+            raise _fail(err) from None
 
     command = BatchCommand(
         agent,
@@ -458,6 +488,7 @@ def batch(
         backend,
         model or None,
         json_events,
+        ray,
     )
     try:
         code = run_batch(command)

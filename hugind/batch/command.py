@@ -6,6 +6,7 @@ import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from hugind.batch.audit import BatchAudit
 from hugind.batch.inputs import read_items
@@ -33,6 +34,7 @@ class BatchCommand:
     backend: str | None = None
     model: str | None = None
     as_json: bool = False
+    ray: str | None = None  # --ray [ADDRESS]: run the items on Ray (hugind.distributed.ray_batch)
 
 
 def default_concurrency() -> int:
@@ -109,7 +111,12 @@ def _execute(
         tally.add(result)
         reporter.item_done(tally, result)
 
-    pool = LocalPool(str(cmd.agent), options, concurrency=concurrency, item_timeout=timeout)
+    if cmd.ray is not None:
+        from hugind.distributed.ray_batch import RayPool
+
+        pool: Any = RayPool(str(cmd.agent), options, concurrency=cmd.concurrency, item_timeout=timeout, address=cmd.ray)
+    else:
+        pool = LocalPool(str(cmd.agent), options, concurrency=concurrency, item_timeout=timeout)
     pool.run(todo, done)
     reporter.finished(tally)
     return tally

@@ -244,7 +244,8 @@ def _rule_for(view: FsView, name: str, path: str, real_str: str, write: bool) ->
     if forbidden == "internal":
         raise Denied(
             "filesystem.internal",
-            f"filesystem: {name} {shown} denied: hugind's own files (cache, engine, backend config, saved sessions) are never reachable",
+            f"filesystem: {name} {shown} denied: hugind's own files (cache, engine, backend config, saved "
+            "sessions) are never reachable",
         )
     if forbidden is not None:
         raise Denied(

@@ -32,8 +32,19 @@ def run_team_command(
     as_json: bool,
     quiet: bool = False,
     model: str | None = None,
+    ray: str | None = None,
 ) -> int:
-    """Run the workflow and print its summary; returns the exit code (raises HugindError)."""
+    """Run the workflow and print its summary; returns the exit code (raises HugindError).
+
+    ``ray``: run the tasks on a Ray cluster at this address ("local": ray.init's choice)."""
+    cluster = None
+    if ray is not None:
+        from hugind.distributed.connect import require_ray
+
+        require_ray()  # before anything else: without Ray, --ray is a one-line usage error
+        from hugind.distributed.ray_team import RayTeam
+
+        cluster = RayTeam(ray)
     workflow = load_workflow(workflow_path)
     options = TeamOptions(
         state_dir=(state_dir or default_state_dir(workflow)).resolve(),
@@ -43,6 +54,7 @@ def run_team_command(
         fresh=fresh,
         max_parallel=max_parallel,
         on_event=None if quiet else _progress,
+        cluster=cluster,
     )
     result = run_workflow(workflow, options)
     if as_json:

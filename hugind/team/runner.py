@@ -22,18 +22,19 @@ import threading
 import time
 import traceback
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hugind.errors import HugindError, InvalidArgument, LimitHit, NotFound, UsageError
+from hugind.errors import HugindError, UsageError
 from hugind.manifest import Agent, load_agent
 from hugind.team.bus import TeamBus, TeamContext
+from hugind.team.cluster import TaskRun, TeamCluster
+from hugind.team.spawning import SpawnBook
 from hugind.team.state import StateStore
-from hugind.team.workflow import MAX_PARALLEL, TaskSpec, Workflow, make_task
+from hugind.team.workflow import MAX_PARALLEL, TaskSpec, Workflow
 
 PENDING, RUNNING, DONE, FAILED, SKIPPED = "pending", "running", "done", "failed", "skipped"
-SPAWN_KEYS = {"id", "title", "description", "assignee", "depends_on"}
 
 
 @dataclass
@@ -93,8 +94,9 @@ class TeamOptions:
     resume: bool = False
     fresh: bool = False  # discard a previous run in state_dir
     max_parallel: int | None = None  # overrides the workflow's
-    host_env: Mapping[str, str] | None = None
+    host_env: Mapping[str, str] | None = None  # local runs only: Ray workers read their own environment
     on_event: Callable[[TaskEvent], None] | None = None
+    cluster: TeamCluster | None = None  # run the tasks there (e.g. hugind.distributed.ray_team) instead of threads
 
 
 @dataclass
@@ -121,27 +123,6 @@ class TeamResult:
         return next(t for t in self.tasks if t.id == task_id)
 
 
-@dataclass
-class _Outcome:
-    ok: bool
-    value: Any = None
-    error: str = ""
-    duration_s: float = 0.0
-
-
-@dataclass
-class _Stage:
-    """The tasks one running task has spawned so far (committed when it succeeds)."""
-
-    parent: str
-    tasks: list[TaskSpec] = field(default_factory=list)
-
-
-def _slug(title: str) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:48].strip("-")
-    return slug or "task"
-
-
 class WorkflowRunner:
     def __init__(self, workflow: Workflow, options: TeamOptions) -> None:
         self.workflow = workflow
@@ -151,12 +132,15 @@ class WorkflowRunner:
         if not 1 <= parallel <= MAX_PARALLEL:
             raise UsageError(f"--max-parallel must be from 1 to {MAX_PARALLEL}, got {parallel}")
         self.max_parallel = parallel
-        self.bus = TeamBus(list(workflow.agents))
+        # The bus and the spawn ledger start here; with a cluster they move into it once
+        # the state is loaded, and these attributes become clients with the same methods.
+        self.bus: Any = TeamBus(list(workflow.agents))
+        self.book: Any = SpawnBook(list(workflow.agents), workflow.max_spawned_tasks, workflow.max_spawn_per_task)
+        self.cluster = options.cluster
         self.agents: dict[str, Agent] = {}
         self.records: dict[str, TaskRecord] = {}  # in queue order
-        self._stages: dict[str, _Stage] = {}  # running task -> its spawned tasks
         self._lock = threading.RLock()
-        self._finished: queue.Queue[tuple[str, _Outcome]] = queue.Queue()
+        self._finished: queue.Queue[tuple[str, TaskRun]] = queue.Queue()
 
     # ---- setup ----------------------------------------------------------------
 
@@ -194,6 +178,7 @@ class WorkflowRunner:
         else:
             store.clear()
             self.records = {t.id: TaskRecord(t) for t in self.workflow.tasks}
+        self.book.add(r.spec for r in self.records.values())
         self._save()
 
     # ---- persistence ------------------------------------------------------------
@@ -212,67 +197,31 @@ class WorkflowRunner:
             }
         self.store.save(doc)
 
-    # ---- spawning (called on a task's guest thread) ------------------------------
-
-    def _spawned_total(self) -> int:
-        committed = sum(1 for r in self.records.values() if r.spec.spawned_by is not None)
-        return committed + sum(len(s.tasks) for s in self._stages.values())
-
-    def _taken(self, task_id: str) -> bool:
-        return task_id in self.records or any(t.id == task_id for s in self._stages.values() for t in s.tasks)
-
-    def spawn(self, stage: _Stage, member: str, raw: dict[str, Any]) -> str:
-        unknown = sorted(set(map(str, raw)) - SPAWN_KEYS)
-        if unknown:
-            raise InvalidArgument(
-                f"tasks.spawn: unknown field '{unknown[0]}' (fields: {', '.join(sorted(SPAWN_KEYS))})"
-            )
-        wf = self.workflow
-        with self._lock:
-            if len(stage.tasks) >= wf.max_spawn_per_task:
-                cap = wf.max_spawn_per_task
-                raise LimitHit(f"tasks.spawn: a task may spawn at most {cap} tasks (max_spawn_per_task)")
-            if self._spawned_total() >= wf.max_spawned_tasks:
-                cap = wf.max_spawned_tasks
-                raise LimitHit(f"tasks.spawn: this run may spawn at most {cap} tasks (max_spawned_tasks)")
-            item = dict(raw)
-            if item.get("id") is None and isinstance(item.get("title"), str):
-                base = _slug(item["title"])
-                candidate, n = base, 2
-                while self._taken(candidate):
-                    candidate, n = f"{base}-{n}", n + 1
-                item["id"] = candidate
-            try:
-                spec = make_task(item, spawned_by=stage.parent)
-            except ValueError as exc:
-                raise InvalidArgument(f"tasks.spawn: {exc}") from None
-            if self._taken(spec.id):
-                raise InvalidArgument(f"tasks.spawn: a task with id '{spec.id}' already exists")
-            if spec.assignee not in wf.agents:
-                members = ", ".join(wf.agents)
-                raise NotFound(f"tasks.spawn: assignee '{spec.assignee}' is not a member of the team ({members})")
-            staged_ids = {t.id for t in stage.tasks}
-            for dep in spec.depends_on:
-                if dep not in self.records and dep not in staged_ids:
-                    raise NotFound(f"tasks.spawn: depends_on names unknown task '{dep}'")
-            deps = tuple(dict.fromkeys((stage.parent, *spec.depends_on)))
-            stage.tasks.append(TaskSpec(spec.id, spec.title, spec.description, spec.assignee, deps, stage.parent))
-            return spec.id
-
     # ---- running ------------------------------------------------------------------
 
     def run(self) -> TeamResult:
         self.load_agents()
+        if self.cluster is None:
+            return self._run()
+        self.cluster.prepare(self.workflow)  # a cluster that cannot be reached fails before any state is written
+        try:
+            return self._run()
+        finally:
+            self.cluster.close()  # after the final save, which reads the shared state from the cluster
+
+    def _run(self) -> TeamResult:
         started = time.monotonic()
         with self.store.locked():
             self._init_state()
             try:
+                if self.cluster is not None:
+                    self.bus, self.book = self._move_to_cluster(self.cluster)
                 self._schedule()
             finally:
                 self._save()  # also on Ctrl-C: finished work is kept, running tasks rerun on --resume
+                snapshot = self.bus.snapshot()
         with self._lock:
             tasks = list(self.records.values())
-        snapshot = self.bus.snapshot()
         return TeamResult(
             self.workflow,
             tasks,
@@ -281,6 +230,12 @@ class WorkflowRunner:
             time.monotonic() - started,
             self.store.dir,
         )
+
+    def _move_to_cluster(self, cluster: TeamCluster) -> tuple[Any, Any]:
+        """The loaded (or restored) shared state goes to the cluster; persistence stays here."""
+        with self._lock:
+            specs = [r.spec for r in self.records.values()]
+        return cluster.start(self.workflow, self.bus.snapshot(), specs)
 
     def _schedule(self) -> None:
         running = 0
@@ -333,19 +288,18 @@ class WorkflowRunner:
             self._emit("skipped", record, record.error or "")
 
     def _start(self, record: TaskRecord) -> None:
-        stage = _Stage(record.id)
         with self._lock:
             record.status = RUNNING
             record.runs += 1
             record.started_at = time.time()
             record.finished_at = record.duration_s = None
-            self._stages[record.id] = stage
             task_input = self._task_input(record.spec)
+        self.book.open(record.id)
         self._save()
         self._emit("started", record)
         worker = threading.Thread(
             target=self._work,
-            args=(record.spec, stage, task_input),
+            args=(record.spec, task_input),
             name=f"hugind-task-{record.id}",
             daemon=True,
         )
@@ -354,16 +308,8 @@ class WorkflowRunner:
     def _task_input(self, spec: TaskSpec) -> dict[str, Any]:
         return {**spec.to_json(), "inputs": {d: self.records[d].result for d in spec.depends_on}}
 
-    def _work(self, spec: TaskSpec, stage: _Stage, task_input: dict[str, Any]) -> None:
-        from hugind.run import RunOptions, run_agent
-
+    def _work(self, spec: TaskSpec, task_input: dict[str, Any]) -> None:
         started = time.monotonic()
-        team = TeamContext(
-            member=spec.assignee,
-            bus=self.bus,
-            spawner=lambda member, raw: self.spawn(stage, member, raw),
-            task=task_input,
-        )
         try:
             with open(self.store.log_path(spec.id), "ab") as log:
                 log.write(f"--- task {spec.id} ({spec.assignee}) started {time.ctime()} ---\n".encode())
@@ -375,44 +321,60 @@ class WorkflowRunner:
                         log.write(data)
                         log.flush()
 
-                options = RunOptions(
-                    args=[spec.description],
-                    backend=self.options.backend,
-                    model=self.options.model,
-                    team=team,
-                    stdout=sink,
-                    stderr=sink,
-                    host_env=self.options.host_env,
-                )
-                try:
-                    result = run_agent(self.agents[spec.assignee], options)
-                    outcome = _Outcome(True, result.value if result.has_result else None)
-                except HugindError as err:
-                    outcome = _Outcome(False, error=err.message)
-                    sink(f"error: {err.message}\n".encode())
+                if self.cluster is not None:
+                    outcome = self.cluster.run_task(spec, task_input, self.options)
+                    sink(outcome.output)  # a remote task's output comes back whole, with its result
+                else:
+                    outcome = self._run_here(spec, task_input, sink)
+                if not outcome.ok:
+                    sink(f"error: {outcome.error}\n".encode())
         except Exception as exc:  # a bug on our side: the task fails, the run goes on
             traceback.print_exc(file=sys.stderr)
-            outcome = _Outcome(False, error=f"internal error: {type(exc).__name__}: {exc}")
+            outcome = TaskRun(False, error=f"internal error: {type(exc).__name__}: {exc}")
         outcome.duration_s = time.monotonic() - started
         self._finished.put((spec.id, outcome))
 
-    def _finish(self, task_id: str, outcome: _Outcome) -> None:
+    def _run_here(self, spec: TaskSpec, task_input: dict[str, Any], sink: Callable[[bytes], None]) -> TaskRun:
+        from hugind.run import RunOptions, run_agent
+
+        team = TeamContext(
+            member=spec.assignee,
+            bus=self.bus,
+            spawner=lambda member, raw: self.book.spawn(spec.id, raw),
+            task=task_input,
+        )
+        options = RunOptions(
+            args=[spec.description],
+            backend=self.options.backend,
+            model=self.options.model,
+            team=team,
+            stdout=sink,
+            stderr=sink,
+            host_env=self.options.host_env,
+        )
+        try:
+            result = run_agent(self.agents[spec.assignee], options)
+        except HugindError as err:
+            return TaskRun(False, error=err.message)
+        return TaskRun(True, result.value if result.has_result else None)
+
+    def _finish(self, task_id: str, outcome: TaskRun) -> None:
+        staged = self.book.close(task_id, outcome.ok)
         spawned: list[TaskRecord] = []
         with self._lock:
             record = self.records[task_id]
-            stage = self._stages.pop(task_id)
             record.finished_at = time.time()
             record.duration_s = round(outcome.duration_s, 3)
             if outcome.ok:
                 record.status, record.result, record.error = DONE, outcome.value, None
-                for spec in stage.tasks:
+                for spec in staged:
                     spawned.append(TaskRecord(spec))
                     self.records[spec.id] = spawned[-1]
             else:
                 record.status, record.error = FAILED, outcome.error or "failed"
-                if stage.tasks:  # noted on the first line: the rest may be a JS stack
+                if staged:  # noted on the first line: the rest may be a JS stack
                     head, sep, rest = record.error.partition("\n")
-                    record.error = f"{head} ({len(stage.tasks)} spawned task(s) discarded){sep}{rest}"
+                    record.error = f"{head} ({len(staged)} spawned task(s) discarded){sep}{rest}"
         self._save()
         if outcome.ok:
             self._emit("done", record, f"{record.duration_s:.1f}s")

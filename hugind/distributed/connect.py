@@ -1,0 +1,68 @@
+"""Import Ray and join (or start) a cluster, for ``--ray [ADDRESS]``.
+
+Nothing here is imported by a run without ``--ray``: Ray's import alone costs
+seconds, and it is an optional extra.
+"""
+
+from __future__ import annotations
+
+import logging
+import socket
+from types import ModuleType
+
+from hugind.errors import UsageError
+
+INSTALL_HINT = "--ray needs Ray: pip install 'hugind[ray]'"
+LOCAL = "local"  # what a bare --ray means: ray.init()'s own choice (RAY_ADDRESS, a running cluster, or a new one)
+PROBE_TIMEOUT_S = 5.0
+
+
+def _probe(address: str) -> None:
+    """Fail fast on a host:port nobody listens on: Ray itself retries for minutes."""
+    if address == "auto" or "://" in address:
+        return
+    host, _, port = address.rpartition(":")
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=PROBE_TIMEOUT_S):
+            pass
+    except (OSError, ValueError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
+        raise UsageError(f"--ray: cannot reach a Ray cluster at {address}: {reason}") from None
+
+
+def require_ray() -> ModuleType:
+    """The ``ray`` module, or a UsageError (exit 2) saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise UsageError(INSTALL_HINT) from None
+    return ray
+
+
+def connect(address: str | None) -> bool:
+    """Join the cluster at ``address`` (``None``/``"local"``: let ``ray.init`` choose;
+    ``"auto"``: one already running on this machine). Returns whether this call
+    connected, i.e. whether the caller should ``ray.shutdown()`` when done; a
+    process already connected (a test, a notebook) keeps its connection."""
+    ray = require_ray()
+    if ray.is_initialized():
+        return False
+    target = None if address in (None, "", LOCAL) else address
+    if target is not None:
+        _probe(target)
+    try:
+        ray.init(
+            address=target,
+            include_dashboard=False,
+            logging_level=logging.WARNING,
+            log_to_driver=False,  # the agents' output comes back with each result, not on our stderr
+        )
+    except (ConnectionError, ValueError, RuntimeError) as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"--ray: cannot connect to the Ray cluster at {target or 'this machine'}: {first}") from None
+    return True
+
+
+def disconnect(connected: bool) -> None:
+    if connected:
+        require_ray().shutdown()
