@@ -114,7 +114,11 @@ class AuditLog:
 
     def write(self, capability: str, request: dict[str, Any], allowed: bool, rule: str) -> dict[str, Any]:
         entry = _entry((time.time(), capability, request, allowed, rule))
-        line = json.dumps(entry, ensure_ascii=False, sort_keys=False)
+        self.keep(entry, json.dumps(entry, ensure_ascii=False, sort_keys=False))
+        return entry
+
+    def keep(self, entry: dict[str, Any], line: str) -> None:
+        """Keep ``entry`` and append its ``line`` to the file, if there is one."""
         with self._lock:
             self._kept.append(entry)
             if self._file is not None:
@@ -123,7 +127,6 @@ class AuditLog:
                     self._file.flush()
                 except OSError:
                     self.write_errors += 1
-        return entry
 
     def note(self, capability: str, request: dict[str, Any], allowed: bool, rule: str) -> None:
         """``write`` for callers that need no entry back: without a log file, nothing is formatted now."""

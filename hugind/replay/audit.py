@@ -45,14 +45,7 @@ class ReplayAudit(AuditLog):
             entry = json.loads(line)
         except json.JSONDecodeError:
             return
-        with self._lock:
-            self._kept.append(entry)
-            if self._file is not None:
-                try:
-                    self._file.write(line + "\n")
-                    self._file.flush()
-                except OSError:
-                    self.write_errors += 1
+        self.keep(entry, line)
         if self.engine is not None and entry.get("decision") == "deny":
             with self.engine._lock:
                 self.engine.denials += 1
