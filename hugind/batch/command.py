@@ -102,7 +102,8 @@ def _execute(
     writer = OrderedWriter(results, [item.index for item in todo])  # type: ignore[arg-type]
     tally = Tally(len(todo), skipped)
     reporter = _reporter(cmd.as_json)
-    reporter.started(tally, concurrency)
+    # On Ray without -j the cluster's free CPUs decide: the event says null.
+    reporter.started(tally, concurrency if cmd.ray is None else cmd.concurrency)
 
     def done(result: ItemResult) -> None:
         writer.add(result)

@@ -39,7 +39,7 @@ class Tally:
 class Reporter:
     """No output at all: stderr is not a terminal and --json was not asked for."""
 
-    def started(self, tally: Tally, concurrency: int) -> None:
+    def started(self, tally: Tally, concurrency: int | None) -> None:
         pass
 
     def item_done(self, tally: Tally, result: ItemResult) -> None:
@@ -56,7 +56,7 @@ class ProgressBar(Reporter):
         self.stream = stream
         self._last_draw = 0.0
 
-    def started(self, tally: Tally, concurrency: int) -> None:
+    def started(self, tally: Tally, concurrency: int | None) -> None:
         self._draw(tally)
 
     def item_done(self, tally: Tally, result: ItemResult) -> None:
@@ -92,7 +92,7 @@ class JsonEvents(Reporter):
         self.stream.write(json.dumps({"event": event, **fields}, ensure_ascii=False) + "\n")
         self.stream.flush()
 
-    def started(self, tally: Tally, concurrency: int) -> None:
+    def started(self, tally: Tally, concurrency: int | None) -> None:
         self._emit("started", items=tally.total, skipped=tally.skipped, concurrency=concurrency)
 
     def item_done(self, tally: Tally, result: ItemResult) -> None:
