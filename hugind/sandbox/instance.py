@@ -207,6 +207,11 @@ class GuestInstance:
         return self._memory
 
     @property
+    def memory_if_known(self) -> wasmtime.Memory | None:
+        """The guest's memory once instantiated (None while its start-up code runs)."""
+        return self._memory
+
+    @property
     def wasi_clock(self) -> WasiClock:
         """The interposed WASI waits, made on the guest's first wait (most guests never wait)."""
         if self._wasi_clock is None:
