@@ -7,6 +7,7 @@ seconds, and it is an optional extra.
 from __future__ import annotations
 
 import logging
+import os
 import socket
 from types import ModuleType
 
@@ -50,6 +51,7 @@ def connect(address: str | None) -> bool:
     target = None if address in (None, "", LOCAL) else address
     if target is not None:
         _probe(target)
+    private_ray_env(local=target is None and not os.environ.get("RAY_ADDRESS"))
     try:
         ray.init(
             address=target,
@@ -61,6 +63,20 @@ def connect(address: str | None) -> bool:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"--ray: cannot connect to the Ray cluster at {target or 'this machine'}: {first}") from None
     return True
+
+
+def private_ray_env(*, local: bool) -> None:
+    """Ray's defaults that hugind does not take on the user's behalf (a value the user set wins).
+
+    * Usage reports: Ray sends them to its makers unless told not to; a run of
+      someone else's agent has no business reporting anything anywhere.
+    * A Ray instance this process starts for itself listens on every interface
+      by default, for other machines to join; one started for this machine
+      alone listens on loopback. Ray's switch for that is its "no clusters"
+      mode (named for the platforms where it is the default)."""
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    if local:
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 
 
 def disconnect(connected: bool) -> None:
