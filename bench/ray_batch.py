@@ -83,14 +83,14 @@ def main() -> None:
     parser.add_argument("--items", type=int, default=60)
     parser.add_argument("--rounds", type=int, default=3)
     opts = parser.parse_args()
+    from hugind.distributed.connect import private_ray_env
+
+    private_ray_env(local=True)  # loopback only, no usage reports (read when Ray is imported)
     import ray
 
     root = Path(tempfile.mkdtemp(prefix="hugind-bench-ray-"))
     os.environ["HUGIND_RAY_AGENTS_DIR"] = str(root / "unpacked")
     started = time.perf_counter()
-    from hugind.distributed.connect import private_ray_env
-
-    private_ray_env(local=True)  # loopback only, no usage reports
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
     init_s = time.perf_counter() - started
     address = ray.get_runtime_context().gcs_address

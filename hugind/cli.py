@@ -470,7 +470,7 @@ def batch(
         from hugind.distributed.connect import require_ray
 
         try:
-            require_ray()  # before anything runs or is written: without Ray, a one-line usage error
+            require_ray(ray)  # before anything runs or is written: without Ray, a one-line usage error
         except HugindError as err:
             raise _fail(err) from None
 

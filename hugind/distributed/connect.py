@@ -11,6 +11,7 @@ import os
 import socket
 from types import ModuleType
 
+from hugind.distributed.fault_handlers import fault_handlers_kept
 from hugind.errors import UsageError
 
 INSTALL_HINT = "--ray needs Ray: pip install 'hugind[ray]'"
@@ -31,8 +32,17 @@ def _probe(address: str) -> None:
         raise UsageError(f"--ray: cannot reach a Ray cluster at {address}: {reason}") from None
 
 
-def require_ray() -> ModuleType:
-    """The ``ray`` module, or a UsageError (exit 2) saying how to install it."""
+def _is_local(address: str | None) -> bool:
+    """Whether ``address`` means an instance this process starts for this machine alone."""
+    return address in (None, "", LOCAL) and not os.environ.get("RAY_ADDRESS")
+
+
+def require_ray(address: str | None = None) -> ModuleType:
+    """The ``ray`` module, or a UsageError (exit 2) saying how to install it.
+
+    The first import of Ray in the process must come through here: Ray reads
+    the settings of ``private_ray_env`` when it is imported."""
+    private_ray_env(local=_is_local(address))
     try:
         import ray
     except ImportError:
@@ -45,20 +55,20 @@ def connect(address: str | None) -> bool:
     ``"auto"``: one already running on this machine). Returns whether this call
     connected, i.e. whether the caller should ``ray.shutdown()`` when done; a
     process already connected (a test, a notebook) keeps its connection."""
-    ray = require_ray()
+    ray = require_ray(address)
     if ray.is_initialized():
         return False
     target = None if address in (None, "", LOCAL) else address
     if target is not None:
         _probe(target)
-    private_ray_env(local=target is None and not os.environ.get("RAY_ADDRESS"))
     try:
-        ray.init(
-            address=target,
-            include_dashboard=False,
-            logging_level=logging.WARNING,
-            log_to_driver=False,  # the agents' output comes back with each result, not on our stderr
-        )
+        with fault_handlers_kept():
+            ray.init(
+                address=target,
+                include_dashboard=False,
+                logging_level=logging.WARNING,
+                log_to_driver=False,  # the agents' output comes back with each result, not on our stderr
+            )
     except (ConnectionError, ValueError, RuntimeError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UsageError(f"--ray: cannot connect to the Ray cluster at {target or 'this machine'}: {first}") from None
@@ -73,7 +83,8 @@ def private_ray_env(*, local: bool) -> None:
     * A Ray instance this process starts for itself listens on every interface
       by default, for other machines to join; one started for this machine
       alone listens on loopback. Ray's switch for that is its "no clusters"
-      mode (named for the platforms where it is the default)."""
+      mode (named for the platforms where it is the default), read when Ray
+      is imported."""
     os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
     if local:
         os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
@@ -81,4 +92,5 @@ def private_ray_env(*, local: bool) -> None:
 
 def disconnect(connected: bool) -> None:
     if connected:
-        require_ray().shutdown()
+        with fault_handlers_kept():
+            require_ray().shutdown()

@@ -41,7 +41,7 @@ def run_team_command(
     if ray is not None:
         from hugind.distributed.connect import require_ray
 
-        require_ray()  # before anything else: without Ray, --ray is a one-line usage error
+        require_ray(ray)  # before anything else: without Ray, --ray is a one-line usage error
         from hugind.distributed.ray_team import RayTeam
 
         cluster = RayTeam(ray)

@@ -19,17 +19,22 @@ import pytest
 
 @pytest.fixture(scope="session")
 def ray_address() -> Iterator[str]:
-    ray = pytest.importorskip("ray", reason="the Ray tests need the 'ray' extra")
-    unpack_dir = Path(tempfile.mkdtemp(prefix="hugind-ray-test-agents-"))
-    os.environ["HUGIND_RAY_AGENTS_DIR"] = str(unpack_dir)
-    # What hugind's own --ray does for a local instance: no usage reports leave the
-    # machine, and every Ray service listens on loopback only.
+    # Before Ray is imported (it reads them then): what hugind's own --ray does for a
+    # local instance: no usage reports leave the machine, every service on loopback.
     from hugind.distributed.connect import private_ray_env
 
     private_ray_env(local=True)
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
+    ray = pytest.importorskip("ray", reason="the Ray tests need the 'ray' extra")
+    unpack_dir = Path(tempfile.mkdtemp(prefix="hugind-ray-test-agents-"))
+    os.environ["HUGIND_RAY_AGENTS_DIR"] = str(unpack_dir)
+    # This process runs wasm guests too: Ray must not take their traps (see fault_handlers.py).
+    from hugind.distributed.fault_handlers import fault_handlers_kept
+
+    with fault_handlers_kept():
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="WARNING")
     try:
         yield ray.get_runtime_context().gcs_address
     finally:
-        ray.shutdown()
+        with fault_handlers_kept():
+            ray.shutdown()
         os.environ.pop("HUGIND_RAY_AGENTS_DIR", None)

@@ -119,3 +119,23 @@ def test_batch_without_ray_installed_is_a_one_line_usage_error(echo, tmp_path):
     )
     assert (res.returncode, res.stderr) == (2, "hugind: error: --ray needs Ray: pip install 'hugind[ray]'\n")
     assert not out.exists()
+
+
+def test_a_guest_trap_on_a_ray_worker_is_a_trap_not_a_crash(tmp_path, ray_address):
+    # wasmtime and Ray both handle SIGILL/SIGSEGV: a guest's `unreachable` on a worker
+    # must end its item with exit 5, as locally, never kill the worker.
+    import wasmtime
+
+    module = tmp_path / "trap.wasm"
+    module.write_bytes(wasmtime.wat2wasm('(module (memory (export "memory") 1) (func (export "_start") unreachable))'))
+    inputs = tmp_path / "in.jsonl"
+    write_inputs(inputs, [{"id": "one"}, {"id": "two"}])
+    local = run_cli("batch", str(module), str(inputs), "--out", str(tmp_path / "local.jsonl"), timeout=180)
+    on_ray = run_cli(
+        "batch", str(module), str(inputs), "--out", str(tmp_path / "ray.jsonl"), "--ray", ray_address, timeout=180
+    )
+    assert local.code == on_ray.code == 1, on_ray.stderr
+    for name in ("local.jsonl", "ray.jsonl"):
+        results = _results(tmp_path / name)
+        assert [(r["id"], r["exit_code"]) for r in results] == [("one", ExitCode.TRAP), ("two", ExitCode.TRAP)]
+        assert all("wasm trap" in r["error"] for r in results), results
