@@ -16,6 +16,13 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_hugind_home(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Agentic runs save their sessions under $HUGIND_HOME: tests keep theirs out of the
+    user's ~/.hugind (a test that needs a config or a home of its own sets it itself)."""
+    os.environ.setdefault("HUGIND_HOME", str(tmp_path_factory.mktemp("hugind-home")))
+
+
 @dataclass
 class CliResult:
     code: int
