@@ -101,5 +101,5 @@ def test_agents_can_never_reach_the_module_cache_even_if_listed(make_agent, tmp_
         permissions={"filesystem": {"read": [str(tmp_path)], "write": [str(tmp_path)]}},
     )
     value = run_captured(agent).result.value
-    assert all(v.startswith("PermissionDenied") and "hugind's own cache" in v for v in value), value
+    assert all(v.startswith("PermissionDenied") and "hugind's own files" in v for v in value), value
     assert not (cache / "modules" / "y.cwasm").exists()
