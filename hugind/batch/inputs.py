@@ -15,6 +15,7 @@ from typing import Any
 
 from hugind.batch.item import BatchItem
 from hugind.errors import UsageError
+from hugind.userfile import DATA_LIMIT, read_user_file
 
 KEYS = ("id", "args", "env")
 
@@ -25,7 +26,8 @@ def read_items(path: Path) -> list[BatchItem]:
         if str(path) == "-":
             text = sys.stdin.buffer.read().decode("utf-8", "replace")
         else:
-            text = path.read_bytes().decode("utf-8", "replace")  # a bad byte fails its line, not the batch
+            data = read_user_file(path, "the batch inputs", limit=DATA_LIMIT)
+            text = data.decode("utf-8", "replace")  # a bad byte fails its line, not the batch
     except OSError as exc:
         raise UsageError(f"cannot read the batch inputs {path}: {exc.strerror or exc}") from None
     return parse_lines(text.split("\n"))

@@ -17,6 +17,7 @@ from typing import IO, Any
 
 from hugind.batch.item import ItemResult
 from hugind.errors import UsageError
+from hugind.userfile import DATA_LIMIT, read_user_file
 
 
 @dataclass
@@ -29,12 +30,9 @@ class Done:
 
 def read_done(path: Path) -> Done:
     """The items of an earlier run's results; cuts a torn last line off the file."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return Done()  # nothing done yet: --resume on a fresh file starts the batch
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    data = read_user_file(path, "the results to resume", limit=DATA_LIMIT)
     done = Done()
     end = data.rfind(b"\n") + 1
     if end < len(data):

@@ -23,6 +23,7 @@ from hugind.errors import HugindError, ManifestError, UsageError
 from hugind.manifest import MANIFEST_NAME, Manifest, load_agent, parse_manifest
 from hugind.policy.model import Policy
 from hugind.policy.parse import PRESET_KEYS, build_policy
+from hugind.userfile import read_user_file
 from hugind.yamlfile import load_yaml_file
 
 
@@ -55,9 +56,7 @@ class _Raw:
 
 def _read_yaml(path: Path) -> Any:
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot read {path}: {exc.strerror}") from None
+        text = read_user_file(path, "the operand").decode("utf-8")
     except UnicodeDecodeError:
         raise ManifestError("not valid UTF-8", str(path)) from None
     return load_yaml_file(text, str(path))

@@ -394,12 +394,11 @@ def build_policy(
 
 def load_preset(path: str | Path) -> dict:
     """Read a preset YAML file (validated when passed to build_policy)."""
+    from hugind.userfile import read_user_file
     from hugind.yamlfile import load_yaml_file
 
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ManifestError(f"cannot read preset: {exc.strerror}", source=str(path)) from None
+        text = read_user_file(path, "the preset", error=ManifestError).decode("utf-8")
     except UnicodeDecodeError:
         raise ManifestError("the preset is not valid UTF-8", source=str(path)) from None
     data = load_yaml_file(text, str(path))

@@ -17,6 +17,7 @@ from typing import Any
 
 from hugind.errors import RecordInvalid
 from hugind.replay.format import END, FORMAT_VERSION, GENESIS, MAGIC, line_hash
+from hugind.userfile import DATA_LIMIT, read_user_file
 
 
 @dataclass
@@ -36,10 +37,7 @@ def read_record(path: Path) -> Record:
     import hashlib
 
     name = str(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise RecordInvalid(f"cannot read record {name}: {exc.strerror}") from None
+    data = read_user_file(path, "record", limit=DATA_LIMIT, error=RecordInvalid)
     if not data:
         raise RecordInvalid(f"{name} is empty: not a hugind record")
     if not data.endswith(b"\n"):

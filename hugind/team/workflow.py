@@ -32,6 +32,7 @@ from typing import Any
 
 from hugind.errors import ManifestError
 from hugind.team.bus import MEMBER_NAME
+from hugind.userfile import read_user_file
 from hugind.yamlfile import load_yaml_file
 
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -97,10 +98,7 @@ class Workflow:
 
 def load_workflow(path: Path) -> Workflow:
     source = str(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise ManifestError(f"cannot read the workflow: {exc.strerror}", source) from None
+    raw = read_user_file(path, "the workflow", error=ManifestError)
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

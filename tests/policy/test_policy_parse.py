@@ -280,7 +280,7 @@ def test_load_preset_errors(tmp_path):
     bad.write_text("- a list")
     with pytest.raises(ManifestError, match="a preset must be a mapping"):
         load_preset(bad)
-    with pytest.raises(ManifestError, match="cannot read preset"):
+    with pytest.raises(ManifestError, match="cannot read the preset"):
         load_preset(tmp_path / "missing.yaml")
 
 
