@@ -17,6 +17,7 @@ from typing import Any
 
 from hugind.errors import RecordInvalid
 from hugind.replay.format import END, FORMAT_VERSION, GENESIS, MAGIC, line_hash
+from hugind.replay.schema import check_line
 from hugind.userfile import DATA_LIMIT, read_user_file
 
 
@@ -65,6 +66,7 @@ def read_record(path: Path) -> Record:
             raise RecordInvalid(
                 f"{name}: line {seq} does not follow line {seq - 1} (hash chain broken: the record was edited)"
             )
+        check_line(obj, seq, name)
         if parsed and parsed[-1].get("k") == END:
             raise RecordInvalid(f"{name}: line {seq} comes after the closing line (the record was edited)")
         prev = line_hash(line)
