@@ -22,6 +22,7 @@ from typing import Any
 from hugind.atomicfile import replace_atomically
 from hugind.errors import UsageError
 from hugind.llm.config import hugind_home
+from hugind.userfile import DATA_LIMIT, read_user_file
 
 SESSION_FORMAT = "hugind-session/1"
 STATE_FILE = "state.json"
@@ -91,11 +92,11 @@ class SessionStore:
         return False
 
     def load(self) -> dict[str, Any]:
-        try:
-            doc = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not os.path.lexists(self.path):
             raise UsageError(f"no session {self.id} (list them with: hugind sessions)") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        try:
+            doc = json.loads(read_user_file(self.path, "the saved state", limit=DATA_LIMIT).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise UsageError(f"cannot read {self.path}: {exc}") from None
         if not isinstance(doc, dict) or doc.get("format") != SESSION_FORMAT:
             raise UsageError(f"{self.path} is not a hugind session file ({SESSION_FORMAT})")

@@ -26,6 +26,7 @@ from typing import Any
 
 from hugind.atomicfile import replace_atomically
 from hugind.errors import UsageError
+from hugind.userfile import DATA_LIMIT, read_user_file
 
 STATE_FORMAT = "hugind-team-state/1"
 STATE_FILE = "state.json"
@@ -58,11 +59,11 @@ class StateStore:
         return self.path.is_file()
 
     def load(self) -> dict[str, Any]:
-        try:
-            doc = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        if not os.path.lexists(self.path):
             raise UsageError(f"nothing to resume: {self.dir} holds no {STATE_FILE}") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        try:
+            doc = json.loads(read_user_file(self.path, "the saved state", limit=DATA_LIMIT).decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise UsageError(f"cannot read {self.path}: {exc}") from None
         if not isinstance(doc, dict) or doc.get("format") != STATE_FORMAT:
             raise UsageError(f"{self.path} is not a hugind team state file ({STATE_FORMAT})")
