@@ -10,9 +10,11 @@ record is ``RecordInvalid``, a preset ``ManifestError`` ...).
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from hugind.errors import HugindError, UsageError
 
@@ -57,3 +59,17 @@ def read_user_file(
 
 def _size(limit: int) -> str:
     return f"{limit // MiB} MiB" if limit % MiB == 0 else f"{limit} bytes"
+
+
+def read_state_file(path: Path, fmt: str, what: str, missing: str) -> dict[str, Any]:
+    """A JSON state file hugind saved (a session, a team run): ``missing`` if there is
+    none, a UsageError naming the file if it is unreadable or of another ``format``."""
+    if not os.path.lexists(path):
+        raise UsageError(missing)
+    try:
+        doc = json.loads(read_user_file(path, "the saved state", limit=DATA_LIMIT).decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise UsageError(f"cannot read {path}: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != fmt:
+        raise UsageError(f"{path} is not a hugind {what} file ({fmt})")
+    return doc

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,6 +29,7 @@ BWRAP_ENV = "HUGIND_BWRAP"
 DISABLE_ENV = "HUGIND_CONFINE_DISABLE"
 LAUNCHER = Path(__file__).resolve().parent / "launcher.py"
 PROBE_TIMEOUT = 10.0
+PROBE_RETRY_PAUSE = 0.2
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,18 @@ def landlock_abi() -> int:
 def _run_probe(argv: list[str]) -> str:
     """'' when ``argv`` ran and exited 0, else the first line of what went wrong.
 
-    From "/": hugind's own working directory may lie where a sandbox hides it (/tmp)."""
+    A failure is tried once more: the verdict holds for the whole process, and a
+    layer judged missing over a passing hiccup (a fork refused on a loaded
+    machine) would cost every child its confinement, or under --strict its run."""
+    problem = _probe_once(argv)
+    if problem:
+        time.sleep(PROBE_RETRY_PAUSE)
+        problem = _probe_once(argv)
+    return problem
+
+
+def _probe_once(argv: list[str]) -> str:
+    """From "/": hugind's own working directory may lie where a sandbox hides it (/tmp)."""
     try:
         proc = subprocess.run(
             argv,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -61,6 +62,23 @@ def _mcp_policy(agent: Any, options: Any) -> Any:
     return McpHub.for_agent(agent, strict=options.strict, host_env={}, policy_file=options.policy_file).policy
 
 
+def _server_paths(agent: Any, used: set[str]) -> list[Path]:
+    """The files the MCP servers the run used start from (their program and path arguments)."""
+    if not agent.manifest.mcp or not used:
+        return []
+    from hugind.mcp.config import parse_servers
+
+    paths = []
+    for spec in parse_servers(agent.manifest.mcp, agent.root, str(agent.root)):
+        if spec.name not in used:
+            continue
+        for word in (spec.command, *spec.args):
+            candidate = Path(word) if os.path.isabs(word) else agent.root / word
+            if "/" in word and candidate.exists():
+                paths.append(Path(os.path.realpath(candidate)))
+    return paths
+
+
 def _say(line: str) -> None:
     sys.stderr.write(f"hugind: learn: {line}\n")
 
@@ -74,7 +92,14 @@ def finish_learning(collector: UsageCollector, output: Path, agent: Any, options
         what = f"{denial.capability} {denial.op} {denial.what!r}"
         _say(f"denied by the starting policy, not learned: {what} ({denial.rule})")
     env_names = sorted(v.name for v in agent.manifest.env)
-    learned = derive(usage, policy, name=agent.manifest.name, mcp=_mcp_policy(agent, options), env_names=env_names)
+    learned = derive(
+        usage,
+        policy,
+        name=agent.manifest.name,
+        mcp=_mcp_policy(agent, options),
+        env_names=env_names,
+        server_paths=_server_paths(agent, usage.mcp_servers),
+    )
     text = render(learned, output.name, usage_lines(usage, policy.agent_root))
     write_policy(output, text)
     for note in learned.notes:

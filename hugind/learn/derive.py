@@ -16,7 +16,9 @@ Rules (also written into the learned file's comments):
 * **Shell.** A whitelist of exactly the programs the policy saw (as
   commands named them: builtins by name, wrappers and what they ran);
   ``allow: false`` when nothing ran.
-* **MCP.** The servers listed or called, and the tools called.
+* **MCP.** The servers listed or called, and the tools called. A server is
+  a child whose own file reads the policy engine does not see: the whole
+  granted read root holding its program or script is kept, not narrowed.
 * **Limits.** ``timeout`` = max(ceil(3 x elapsed), 30 s); ``memory_mb`` =
   twice the guest's peak linear memory, rounded up to 16 MiB, at least
   32 MiB. Both, and every other cap, never above the starting policy's.
@@ -78,7 +80,7 @@ def _spec(path: Path, agent_root: Path) -> str:
     return str(path)
 
 
-def _fs(usage: Usage, policy: Policy) -> dict[str, Any]:
+def _fs(usage: Usage, policy: Policy, server_paths: list[Path]) -> dict[str, Any]:
     fs = policy.fs
     readable, writable = fs.read + fs.write, fs.write
     reads: dict[FsRoot, list[Path]] = {}
@@ -91,7 +93,10 @@ def _fs(usage: Usage, policy: Policy) -> dict[str, Any]:
             continue
         (writes if use.write else reads).setdefault(root, []).append(use.path)
     write_dirs = sorted({_covering_dir(paths, root) for root, paths in writes.items()})
-    read_dirs = sorted({_covering_dir(paths, root) for root, paths in reads.items()})
+    read_dirs = sorted(
+        {_covering_dir(paths, root) for root, paths in reads.items()}
+        | {root.path for root in (_innermost(p, fs.read) for p in server_paths) if root is not None}
+    )
     read_dirs = [d for d in read_dirs if not any(within(str(d), str(w)) for w in write_dirs)]
     if fs.mode == "scratch":
         mode = "scratch" if (scratch_used or read_dirs or write_dirs) else "none"
@@ -202,10 +207,17 @@ def _notes(usage: Usage, policy: Policy, env_names: list[str]) -> list[str]:
 
 
 def derive(
-    usage: Usage, policy: Policy, *, name: str, mcp: McpPolicy | None = None, env_names: list[str] | None = None
+    usage: Usage,
+    policy: Policy,
+    *,
+    name: str,
+    mcp: McpPolicy | None = None,
+    env_names: list[str] | None = None,
+    server_paths: list[Path] | None = None,
 ) -> Learned:
-    """The learned preset for a run of ``policy`` (the starting policy) that used ``usage``."""
-    fs = _fs(usage, policy)
+    """The learned preset for a run of ``policy`` (the starting policy) that used ``usage``;
+    ``server_paths``: the files the MCP servers it used start from."""
+    fs = _fs(usage, policy, server_paths or [])
     permissions: dict[str, Any] = {
         "filesystem": fs["filesystem"],
         "network": _network(usage, policy),

@@ -22,7 +22,7 @@ from typing import Any
 from hugind.atomicfile import replace_atomically
 from hugind.errors import UsageError
 from hugind.llm.config import hugind_home
-from hugind.userfile import DATA_LIMIT, read_user_file
+from hugind.userfile import read_state_file
 
 SESSION_FORMAT = "hugind-session/1"
 STATE_FILE = "state.json"
@@ -92,15 +92,8 @@ class SessionStore:
         return False
 
     def load(self) -> dict[str, Any]:
-        if not os.path.lexists(self.path):
-            raise UsageError(f"no session {self.id} (list them with: hugind sessions)") from None
-        try:
-            doc = json.loads(read_user_file(self.path, "the saved state", limit=DATA_LIMIT).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-            raise UsageError(f"cannot read {self.path}: {exc}") from None
-        if not isinstance(doc, dict) or doc.get("format") != SESSION_FORMAT:
-            raise UsageError(f"{self.path} is not a hugind session file ({SESSION_FORMAT})")
-        return doc
+        missing = f"no session {self.id} (list them with: hugind sessions)"
+        return read_state_file(self.path, SESSION_FORMAT, "session", missing)
 
     def save(self, doc: dict[str, Any]) -> None:
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)

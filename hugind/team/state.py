@@ -26,7 +26,7 @@ from typing import Any
 
 from hugind.atomicfile import replace_atomically
 from hugind.errors import UsageError
-from hugind.userfile import DATA_LIMIT, read_user_file
+from hugind.userfile import read_state_file
 
 STATE_FORMAT = "hugind-team-state/1"
 STATE_FILE = "state.json"
@@ -59,15 +59,8 @@ class StateStore:
         return self.path.is_file()
 
     def load(self) -> dict[str, Any]:
-        if not os.path.lexists(self.path):
-            raise UsageError(f"nothing to resume: {self.dir} holds no {STATE_FILE}") from None
-        try:
-            doc = json.loads(read_user_file(self.path, "the saved state", limit=DATA_LIMIT).decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-            raise UsageError(f"cannot read {self.path}: {exc}") from None
-        if not isinstance(doc, dict) or doc.get("format") != STATE_FORMAT:
-            raise UsageError(f"{self.path} is not a hugind team state file ({STATE_FORMAT})")
-        return doc
+        missing = f"nothing to resume: {self.dir} holds no {STATE_FILE}"
+        return read_state_file(self.path, STATE_FORMAT, "team state", missing)
 
     def save(self, doc: dict[str, Any]) -> None:
         data = json.dumps({"format": STATE_FORMAT, **doc}, ensure_ascii=False, indent=1).encode()

@@ -52,7 +52,7 @@ def test_learned_policy_reruns_under_strict_and_is_no_wider_than_the_manifest(tm
     assert 32 <= perms["limits"]["memory_mb"] <= 256
 
     second, second_tools = _converse("--policy", str(learned), "--strict")
-    assert second.code == 0, second.stderr
+    assert second.code == 0, (second.stderr, second_tools)  # a tool's text names a missing confinement layer
     assert second.stdout == first.stdout
     assert second_tools == first_tools  # every tool saw the same files and printed the same output
 
