@@ -170,8 +170,19 @@ def _realpath(path: str) -> str:
     if held is not None:
         os.close(held[1])
         return held[0]
+    return _realpath_unopened(path)
+
+
+def _realpath_unopened(path: str) -> str:
+    """``os.path.realpath`` of a path the kernel could not open as a whole."""
     absent = _canonical_absent(path)
     return absent if absent is not None else os.path.realpath(path)
+
+
+def _unstable(path: str, exc: OSError) -> Denied:
+    # The tree changed while it was being resolved (a link removed or
+    # swapped mid-walk): refuse, on the record, rather than guess.
+    return Denied("filesystem.unstable", f"filesystem: '{path}' changed while it was being resolved ({exc.strerror})")
 
 
 def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
@@ -183,20 +194,20 @@ def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
             return Path(_realpath(joined))
         return Path(_realpath(head)) / tail
     except OSError as exc:
-        # The tree changed while it was being resolved (a link removed or
-        # swapped mid-walk): refuse, on the record, rather than guess.
-        raise Denied(
-            "filesystem.unstable", f"filesystem: '{path}' changed while it was being resolved ({exc.strerror})"
-        ) from None
+        raise _unstable(path, exc) from None
 
 
 def resolve_held(path: str, cwd: Path) -> tuple[str, int | None]:
     """``str(resolve(path, cwd))`` plus an ``O_PATH`` fd of the object it names, which
     the caller closes; the fd is None when nothing exists there (yet)."""
-    held = _open_canonical(os.path.join(cwd, path))
+    joined = os.path.join(cwd, path)
+    held = _open_canonical(joined)
     if held is not None:
         return held
-    return str(resolve(path, cwd)), None
+    try:  # the open that just failed is not tried again
+        return _realpath_unopened(joined), None
+    except OSError as exc:
+        raise _unstable(path, exc) from None
 
 
 def _root_of(real: str, roots: tuple[tuple[str, FsRoot], ...]) -> FsRoot | None:
