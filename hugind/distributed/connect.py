@@ -32,9 +32,14 @@ def _probe(address: str) -> None:
         raise UsageError(f"--ray: cannot reach a Ray cluster at {address}: {reason}") from None
 
 
+def _unnamed(address: str | None) -> bool:
+    """A bare ``--ray``: ``ray.init`` chooses the cluster."""
+    return address in (None, "", LOCAL)
+
+
 def _is_local(address: str | None) -> bool:
     """Whether ``address`` means an instance this process starts for this machine alone."""
-    return address in (None, "", LOCAL) and not os.environ.get("RAY_ADDRESS")
+    return _unnamed(address) and not os.environ.get("RAY_ADDRESS")
 
 
 def require_ray(address: str | None = None) -> ModuleType:
@@ -58,7 +63,7 @@ def connect(address: str | None) -> bool:
     ray = require_ray(address)
     if ray.is_initialized():
         return False
-    target = None if address in (None, "", LOCAL) else address
+    target = None if _unnamed(address) else address
     if target is not None:
         _probe(target)
     try:

@@ -22,7 +22,7 @@ import pytest
 from hugind.team import TeamOptions, load_workflow, run_workflow
 from tests.conftest import REPO
 from tests.support.chat_server import ChatServer, Reply
-from tests.team.helpers import first_user_message, load_state, route, task, tasks_by_id, write_workflow
+from tests.team.helpers import WORKER, first_user_message, load_state, route, task, tasks_by_id, write_workflow
 from tests.team.test_example import SCRIPTS, WORKFLOW
 from tests.team.test_runner import ECHO, ISOLATION, RUNAWAY, SPAWNER, VICTIM
 
@@ -161,18 +161,6 @@ def test_the_example_team_through_the_cli_on_ray(tmp_path, cli, ray_address):
     assert _comparable(tmp_path / "ray") == _comparable(tmp_path / "local")
     assert json.loads(on_ray.stdout)["tasks"][-1]["id"] == "write-docs"
     assert "✓ design [architect] done" in on_ray.stderr
-
-
-WORKER = {
-    "main.js": """
-    export default async (input) => {
-      const id = input.team.task.id;
-      const answer = await ask_llm(id + ": go");
-      memory.set(id, answer);
-      return answer;
-    };
-    """
-}
 
 
 def test_sigkill_mid_run_on_ray_then_resume_on_ray(tmp_path, ray_address):

@@ -83,3 +83,16 @@ def load_state(state_dir: Path) -> dict[str, Any]:
 
 def tasks_by_id(doc: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {t["id"]: t for t in doc["tasks"]}
+
+
+# A team member that asks the model about its task and keeps the answer in shared memory.
+WORKER = {
+    "main.js": """
+    export default async (input) => {
+      const id = input.team.task.id;
+      const answer = await ask_llm(id + ": go");
+      memory.set(id, answer);
+      return answer;
+    };
+    """
+}

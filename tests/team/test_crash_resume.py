@@ -11,18 +11,7 @@ import threading
 
 from tests.conftest import REPO
 from tests.support.chat_server import ChatServer, Reply
-from tests.team.helpers import first_user_message, load_state, requests_for, task, tasks_by_id, write_workflow
-
-WORKER = {
-    "main.js": """
-    export default async (input) => {
-      const id = input.team.task.id;
-      const answer = await ask_llm(id + ": go");
-      memory.set(id, answer);
-      return answer;
-    };
-    """
-}
+from tests.team.helpers import WORKER, first_user_message, load_state, requests_for, task, tasks_by_id, write_workflow
 
 
 def test_sigkill_after_the_first_task_then_resume(tmp_path, cli):
