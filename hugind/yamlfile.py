@@ -1,16 +1,20 @@
 """Every YAML file hugind reads (agent.yaml, presets, workflows, config, skill
 front matter) is parsed here.
 
-``yaml.safe_load`` with two things added:
+``yaml.safe_load`` with three things added:
 
 * a duplicate key is an error naming the key and its line, not a silent
   "last one wins": ``allow: false`` followed, further down, by ``allow: true``
   must never pass review as the first;
 * input nested beyond what the parser's recursion can take is an error, not a
-  ``RecursionError``. (The libyaml-backed ``CSafeLoader`` is not used: it
-  overflows the C stack, and crashes the process, on the same input.)
+  ``RecursionError`` (the libyaml-backed ``CSafeLoader`` is not used: it
+  overflows the C stack, and crashes the process, on the same input);
+* aliases may not make the document bigger than ``MAX_EXPANDED_NODES`` nodes
+  once expanded, nor refer to a node that contains them: a few hundred bytes
+  of nested ``&a [*b, *b, ...]`` otherwise become a structure of billions of
+  nodes the moment anything walks it (a schema sent as JSON, a dump).
 
-Both errors are ``yaml.YAMLError`` subclasses, so callers handle them with the
+All three errors are ``yaml.YAMLError`` subclasses, so callers handle them with the
 syntax errors they already handle.
 """
 
@@ -20,11 +24,13 @@ from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError
-from yaml.nodes import MappingNode
+from yaml.nodes import CollectionNode, MappingNode, Node
 
 from hugind.errors import ManifestError
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
+# Far above any real agent.yaml, preset or workflow (hundreds to a few thousand nodes).
+MAX_EXPANDED_NODES = 200_000
 
 
 class DuplicateKeyError(ConstructorError):
@@ -41,8 +47,64 @@ class NestingError(yaml.YAMLError):
         return self.problem
 
 
+class AliasExpansionError(yaml.YAMLError):
+    """Aliases expand the document past the cap, or form a cycle."""
+
+    problem_mark = None
+
+    def __init__(self, problem: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+
+    def __str__(self) -> str:
+        return self.problem
+
+
+def _children(node: Node) -> list[Node]:
+    if isinstance(node, MappingNode):
+        return [part for pair in node.value for part in pair]
+    if isinstance(node, CollectionNode):
+        return list(node.value)
+    return []
+
+
+def check_expansion(root: Node, cap: int = MAX_EXPANDED_NODES) -> None:
+    """Refuse a node graph whose tree, aliases expanded, exceeds ``cap`` nodes or is cyclic.
+
+    An alias is the very node object it names, so a memo per node makes this
+    linear in the file, whatever the expansion would be."""
+    sizes: dict[int, int] = {}
+    on_path: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(root, False)]
+    while stack:
+        node, done = stack.pop()
+        key = id(node)
+        if done:
+            on_path.discard(key)
+            sizes[key] = 1 + sum(sizes[id(child)] for child in _children(node))
+            if sizes[key] > cap:
+                raise AliasExpansionError(f"aliases expand the document past {cap} nodes")
+            continue
+        if key in sizes:
+            continue
+        if key in on_path:
+            raise AliasExpansionError("an alias refers to a node that contains it")
+        on_path.add(key)
+        stack.append((node, True))
+        for child in _children(node):
+            if id(child) in on_path:
+                raise AliasExpansionError("an alias refers to a node that contains it")
+            if id(child) not in sizes:
+                stack.append((child, False))
+
+
 class StrictSafeLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys (merge keys ``<<`` may still be overridden)."""
+    """SafeLoader that refuses duplicate keys (merge keys ``<<`` may still be overridden)
+    and alias bombs."""
+
+    def construct_document(self, node: Node) -> Any:
+        check_expansion(node)
+        return super().construct_document(node)
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         if isinstance(node, MappingNode):
