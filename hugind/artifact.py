@@ -30,6 +30,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from hugind import jsontext
 from hugind.digest import PREFIX, artifact_digest
 from hugind.errors import InvalidModule
 
@@ -157,7 +158,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def _parse_meta(payload: bytes) -> dict[str, Any]:
     try:
-        meta = json.loads(payload.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
+        meta = jsontext.loads(payload.decode("utf-8"), object_pairs_hook=_no_duplicate_keys)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _Malformed(f"its metadata is not valid JSON ({exc})") from None
     if not isinstance(meta, dict):

@@ -14,6 +14,8 @@ import json
 import re
 from typing import Any
 
+from hugind.jsontext import deeper_than
+
 MAX_DEPTH = 64
 GEMMA_QUOTE = '<|"|>'
 _DECODER = json.JSONDecoder()
@@ -32,7 +34,7 @@ class LenientJSONError(ValueError):
 def loads_lenient(text: str, *, close_truncated: bool = False) -> Any:
     """Parse ``text`` as one value; surrounding whitespace is allowed."""
     try:
-        return json.loads(text)
+        return _capped(json.loads(text))
     except (ValueError, RecursionError):
         pass
     value, end = _Parser(text, close_truncated).parse(0)
@@ -45,10 +47,18 @@ def parse_value(text: str, pos: int = 0, *, close_truncated: bool = False) -> tu
     """Parse one value starting at ``pos`` (after whitespace); return (value, end)."""
     start = _skip_ws(text, pos)
     try:
-        return _DECODER.raw_decode(text, start)
+        value, end = _DECODER.raw_decode(text, start)
+        return _capped(value), end
     except (ValueError, RecursionError):
         pass
     return _Parser(text, close_truncated).parse(start)
+
+
+def _capped(value: Any) -> Any:
+    """The strict parser's result, held to the same depth cap as the fallback's."""
+    if isinstance(value, (dict, list)) and deeper_than(value, MAX_DEPTH + 1):
+        raise LenientJSONError(f"nesting too deep (more than {MAX_DEPTH} levels)")
+    return value
 
 
 def scrub_surrogates(value: Any) -> Any:

@@ -7,12 +7,12 @@ overrides. Blank lines are skipped (they keep their line numbers, take no index)
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from hugind import jsontext
 from hugind.batch.item import BatchItem
 from hugind.errors import UsageError
 from hugind.userfile import DATA_LIMIT, read_user_file
@@ -52,7 +52,7 @@ def parse_lines(lines: Iterable[str]) -> list[BatchItem]:
 def parse_line(raw: str, number: int, index: int) -> BatchItem:
     default_id = str(number)
     try:
-        doc = json.loads(raw)
+        doc = jsontext.loads(raw)
     except ValueError as exc:
         reason = getattr(exc, "msg", str(exc))
         return _broken(default_id, number, index, f"not valid JSON ({reason})")

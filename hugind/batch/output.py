@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from hugind import jsontext
 from hugind.batch.item import ItemResult
 from hugind.errors import UsageError
 from hugind.userfile import DATA_LIMIT, read_user_file
@@ -42,7 +43,7 @@ def read_done(path: Path) -> Done:
         if not raw.strip():
             continue
         try:
-            doc = json.loads(raw)
+            doc = jsontext.loads(raw)
             done.statuses[str(doc["id"])] = str(doc["status"])
         except (ValueError, KeyError, TypeError):
             raise UsageError(f"{path} line {number} is not a hugind batch result; not resuming from it") from None

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from hugind import jsontext
 from hugind.errors import UsageError
 
 MAGIC = b"hugind-agent-pack/1\n"
@@ -113,7 +114,7 @@ def _head(data: bytes) -> tuple[dict[str, Any], int]:
     if not data.startswith(MAGIC):
         raise ValueError("not a hugind agent pack")
     head_end = data.index(b"\n", len(MAGIC))
-    head = json.loads(data[len(MAGIC) : head_end])
+    head = jsontext.loads(data[len(MAGIC) : head_end])
     if not isinstance(head, dict) or not isinstance(head.get("entries"), list):
         raise ValueError("malformed header")
     _safe_relative(head.get("entry"))

@@ -11,13 +11,13 @@ raises a :class:`~hugind.llm.errors.BackendCallError` subclass.
 from __future__ import annotations
 
 import functools
-import json
 import random
 import time
 import uuid
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from hugind import jsontext
 from hugind.errors import BackendError, LimitExceeded
 from hugind.llm.endpoint import SESSION_HEADER, SESSION_MODES, api_base
 from hugind.llm.errors import (
@@ -172,7 +172,7 @@ class ChatClient:
 
         try:
             resp = self._http.get(f"{self.base_url}/models", timeout=timeout)
-            data = resp.json() if resp.status_code == 200 else {}
+            data = jsontext.loads(resp.content) if resp.status_code == 200 else {}
         except (httpx.HTTPError, ValueError):
             return []
         items = (data.get("data") or data.get("models") or []) if isinstance(data, Mapping) else []
@@ -214,7 +214,7 @@ class ChatClient:
         if resp.status_code >= 400:
             raise self._http_error(resp.status_code, resp.text, resp.headers)
         try:
-            data = resp.json()
+            data = jsontext.loads(resp.content)
         except ValueError:
             raise BackendProtocolError(
                 f"backend {self.base_url} answered HTTP {resp.status_code} with a body that is not JSON",
@@ -236,7 +236,7 @@ class ChatClient:
                     # The server ignored "stream": true and sent one JSON document.
                     resp.read()
                     try:
-                        return self._parse_completion(json.loads(resp.text), resp.status_code)
+                        return self._parse_completion(jsontext.loads(resp.text), resp.status_code)
                     except ValueError:
                         pass
                     raise BackendProtocolError(
@@ -263,7 +263,7 @@ class ChatClient:
             if not data:
                 continue
             try:
-                chunk = json.loads(data)
+                chunk = jsontext.loads(data)
             except ValueError:
                 raise BackendProtocolError(
                     f"backend {self.base_url} sent a stream record that is not JSON: {data[:120]!r}",

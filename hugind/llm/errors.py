@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from hugind import jsontext
 from hugind.errors import BackendError, ExitCode
 
 _MAX_DETAIL = 400
@@ -110,7 +111,7 @@ def error_detail(body: Any) -> tuple[str, str]:
     if isinstance(body, str):
         text = body.strip()
         try:
-            body = json.loads(text) if text[:1] in "{[" else text
+            body = jsontext.loads(text) if text[:1] in "{[" else text
         except ValueError:
             body = text
     if isinstance(body, Mapping):

@@ -16,11 +16,11 @@ Handles the shapes real servers send:
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from hugind import jsontext
 from hugind.llm.types import ChatResult, NativeToolCall, Usage, arguments_text, content_text
 
 TokenCallback = Callable[[str], None]
@@ -49,7 +49,7 @@ class _PendingCall:
         if not text:
             return False
         try:
-            json.loads(text)
+            jsontext.loads(text)
         except ValueError:
             return False
         return True

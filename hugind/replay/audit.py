@@ -14,6 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from hugind import jsontext
 from hugind.policy.audit import AuditLog
 from hugind.replay.format import AUDIT
 from hugind.replay.tape import Recorder
@@ -42,7 +43,7 @@ class ReplayAudit(AuditLog):
 
     def replay_line(self, line: str) -> None:
         try:
-            entry = json.loads(line)
+            entry = jsontext.loads(line)
         except json.JSONDecodeError:
             return
         self.keep(entry, line)

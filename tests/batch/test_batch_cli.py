@@ -119,6 +119,19 @@ def test_malformed_lines_fail_alone_with_their_line_number(echo, tmp_path):
     assert 3 not in by_line
 
 
+def test_a_line_nested_too_deep_fails_alone(echo, tmp_path):
+    """Before: 200,000 nested '[' on one line ended the whole batch in a RecursionError traceback."""
+    deep = "[" * 200_000 + "]" * 200_000
+    lines = [deep, '{"args": ' + deep + "}", {"args": ["fine"]}]
+    res = run_cli("batch", str(echo), str(write_inputs(tmp_path / "in.jsonl", lines)))
+    assert res.code == ExitCode.AGENT_FAILED and "Traceback" not in res.stderr, res.stderr[-2000:]
+    first, second, third = read_results(res.stdout)
+    for broken, line in ((first, 1), (second, 2)):
+        assert broken["status"] == "error"
+        assert broken["error"] == f"input line {line}: not valid JSON (nested deeper than 256 levels)"
+    assert third["status"] == "ok"
+
+
 def test_env_overrides_follow_the_manifest(make_agent, tmp_path):
     manifest = {**ECHO_MANIFEST, "env": {"GREETING": {"required": True}, "TOKEN": {}}}
     agent = make_agent({"main.js": ECHO_JS}, manifest)

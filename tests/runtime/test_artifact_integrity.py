@@ -321,3 +321,14 @@ def test_module_names_the_loader_cannot_produce_are_refused(cli, tmp_path):
     odd = artifact.Artifact(art.engine_sha256, "../main.js", art.manifest_text, {"../main.js": b"\0"})
     out.write_bytes(artifact.encode(odd))  # a self-consistent digest: only the name is wrong
     _assert_refused(cli, out, "is not a relative .js path")
+
+
+def test_metadata_nested_too_deep_is_refused(cli, tmp_path):
+    """Before: 100,000 nested '[' in the metadata raised RecursionError: a traceback, exit 70."""
+    out = tmp_path / "a.wasm"
+    _build(cli, _agent(tmp_path / "src"), out)
+    sections = split_sections(out.read_bytes())
+    for depth in (300, 100_000):
+        deep = b'{"format": ' + b"[" * depth + b"]" * depth + b"}"
+        out.write_bytes(assemble([(sections[0][0], deep), *sections[1:]]))
+        _assert_refused(cli, out, "metadata is not valid JSON (nested deeper than 256 levels)")
