@@ -10,8 +10,8 @@ such a URL must pass the agent's own network policy, like any fetch.
 from __future__ import annotations
 
 import ipaddress
+import os
 import threading
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -23,6 +23,15 @@ from hugind.manifest import Manifest
 if TYPE_CHECKING:  # the LLM stack (httpx) is imported only when a run uses it
     from hugind.llm import BackendConfig, ChatClient
     from hugind.llm.fallback import FallbackClient
+
+
+def _random_id() -> str:
+    """What ``uuid.uuid4().hex`` returns (16 random bytes with the version-4 and RFC 4122
+    variant bits set), without importing uuid, its C module and platform on every run."""
+    raw = bytearray(os.urandom(16))
+    raw[6] = (raw[6] & 0x0F) | 0x40
+    raw[8] = (raw[8] & 0x3F) | 0x80
+    return raw.hex()
 
 
 def _is_url(spec: Any) -> bool:
@@ -95,7 +104,7 @@ def preview_backend(manifest: Manifest, user_choice: str | None, model: str | No
     except HugindError:
         return None
     if config.session_mode == "fresh" and not config.session_id:
-        config = config.with_overrides(session_id=uuid.uuid4().hex)
+        config = config.with_overrides(session_id=_random_id())
     return config
 
 
@@ -106,7 +115,7 @@ def session_meta(config: BackendConfig | None) -> dict[str, Any]:
     X-Session-ID (fresh, resume), or one for this run alone (stateless, no backend).
     """
     if config is None:
-        return {"id": uuid.uuid4().hex, "backend": None, "base_url": None, "model": None, "mode": None}
+        return {"id": _random_id(), "backend": None, "base_url": None, "model": None, "mode": None}
     parts = urlsplit(config.url)
     netloc = parts.hostname or ""
     if ":" in netloc:
@@ -117,7 +126,7 @@ def session_meta(config: BackendConfig | None) -> dict[str, Any]:
     except ValueError:
         pass
     return {
-        "id": config.session_id or uuid.uuid4().hex,
+        "id": config.session_id or _random_id(),
         "backend": config.name,
         "base_url": urlunsplit((parts.scheme, netloc, parts.path, "", "")),  # no user:password or query
         "model": config.model,

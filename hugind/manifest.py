@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hugind.artifact import decode as decode_artifact
-from hugind.artifact import is_artifact
 from hugind.errors import ManifestError
 from hugind.yamlfile import load_yaml_file
 
@@ -228,8 +226,11 @@ def load_agent(target: Path) -> Agent:
         return Agent(manifest, root, entry, _runtime_of(entry, manifest.source), {MANIFEST_TEXT: text})
     entry = target.resolve()
     runtime = _runtime_of(entry, str(target))
-    if runtime == "wasm" and is_artifact(entry):
-        return _load_artifact(entry)
+    if runtime == "wasm":
+        from hugind.artifact import is_artifact  # only a .wasm file can be a built artifact
+
+        if is_artifact(entry):
+            return _load_artifact(entry)
     name = re.sub(r"[^A-Za-z0-9_.-]", "-", entry.stem)[:64] or "agent"
     manifest = Manifest(name=name, entry_point=entry.name, source=str(target))
     return Agent(manifest, entry.parent, entry, runtime)
@@ -237,6 +238,8 @@ def load_agent(target: Path) -> Agent:
 
 def _load_artifact(path: Path) -> Agent:
     """A ``hugind build`` artifact runs as the JS agent it was built from."""
+    from hugind.artifact import decode as decode_artifact
+
     art = decode_artifact(path.read_bytes(), str(path))
     if art.manifest_text is not None:
         source = f"{path} (embedded agent.yaml)"

@@ -4,6 +4,7 @@ quick path (``hugind/cli_quick.py``) call it with the same ``RunArgs``."""
 from __future__ import annotations
 
 import gc
+import importlib
 import json
 import sys
 from collections.abc import Iterator
@@ -35,18 +36,42 @@ class RunArgs:
     resume: str | None = None
 
 
+# Set by the ``hugind`` executable (hugind.entry), whose process ends after one command.
+FREEZE_IMPORTS = False
+
+
 @contextmanager
 def importing() -> Iterator[None]:
     """No garbage collection while a command imports its stack: the objects made
     are the modules' own, kept for the whole process, and collecting among them,
-    again and again as they pile up, costs a cold run about a tenth of its time."""
+    again and again as they pile up, costs a cold run about a tenth of its time.
+    In the executable they are then frozen, or the next collection would walk them
+    all at once; an embedder calling a command keeps its own collector as it was."""
     enabled = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        if FREEZE_IMPORTS:
+            gc.freeze()
         if enabled:
             gc.enable()
+
+
+def import_run_stack() -> None:
+    """Import what every ``hugind run`` loads, the host ops and the backend's
+    resolution included, in one ``importing`` block rather than as the run goes."""
+    with importing():
+        for name in _RUN_STACK:
+            importlib.import_module(name)
+
+
+_RUN_STACK = (
+    "hugind.manifest",
+    "hugind.run",
+    "hugind.llm.config",  # every run resolves its backend (hugind.backends.preview_backend)
+    *(f"hugind.host.{ops}" for ops in ("fs", "llm", "mcp", "net", "shell")),  # hugind.run.capability_ops
+)
 
 
 def fail(err: HugindError) -> int:

@@ -7,12 +7,19 @@ front matter) is parsed here.
   "last one wins": ``allow: false`` followed, further down, by ``allow: true``
   must never pass review as the first;
 * input nested beyond what the parser's recursion can take is an error, not a
-  ``RecursionError`` (the libyaml-backed ``CSafeLoader`` is not used: it
-  overflows the C stack, and crashes the process, on the same input);
+  ``RecursionError``;
 * aliases may not make the document bigger than ``MAX_EXPANDED_NODES`` nodes
   once expanded, nor refer to a node that contains them: a few hundred bytes
   of nested ``&a [*b, *b, ...]`` otherwise become a structure of billions of
   nodes the moment anything walks it (a schema sent as JSON, a dump).
+
+libyaml's ``CSafeLoader`` parses an agent.yaml about ten times faster than the
+pure-Python loader, but it overflows the C stack, and crashes the process, on
+deeply nested input, and its error messages differ. So it only takes text it
+is certain to treat as the pure loader does: ASCII without tabs, nested at most
+``_C_NESTING`` deep (see ``_c_can_take``), and anything it refuses is parsed
+again by the pure loader, whose error is the one reported. Both loaders share
+the duplicate-key and alias checks, which run on the composed nodes.
 
 All three errors are ``yaml.YAMLError`` subclasses, so callers handle them with the
 syntax errors they already handle.
@@ -98,13 +105,13 @@ def check_expansion(root: Node, cap: int = MAX_EXPANDED_NODES) -> None:
                 stack.append((child, False))
 
 
-class StrictSafeLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate keys (merge keys ``<<`` may still be overridden)
-    and alias bombs."""
+class _RefuseDuplicates:
+    """Constructor mixin: a mapping naming a key twice is an error (merge keys ``<<`` may
+    still be overridden), and so is an alias bomb."""
 
     def construct_document(self, node: Node) -> Any:
         check_expansion(node)
-        return super().construct_document(node)
+        return super().construct_document(node)  # type: ignore[misc]
 
     def construct_mapping(self, node: MappingNode, deep: bool = False) -> dict[Any, Any]:
         if isinstance(node, MappingNode):
@@ -122,11 +129,39 @@ class StrictSafeLoader(yaml.SafeLoader):
                         None, None, f"duplicate key {key!r} (first at line {first + 1})", key_node.start_mark
                     )
                 seen[key] = key_node.start_mark.line
-        return super().construct_mapping(node, deep=deep)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+
+
+class StrictSafeLoader(_RefuseDuplicates, yaml.SafeLoader):
+    """SafeLoader that refuses duplicate keys."""
+
+
+_CLoader = getattr(yaml, "CSafeLoader", None)  # None: PyYAML built without libyaml
+_StrictCSafeLoader = type("_StrictCSafeLoader", (_RefuseDuplicates, _CLoader), {}) if _CLoader else None
+
+# Every collection opens with one of these characters ("[", "{", a "-" entry, a
+# "key:" or a "? key"), one character opening at most one, so their count bounds
+# the nesting. 200 is far inside both libyaml's C stack and the pure composer's
+# recursion (two Python frames a level under a limit of 1000).
+_OPENERS = "[{-:?"
+_C_NESTING = 200
+
+
+def _c_can_take(text: str) -> bool:
+    if _StrictCSafeLoader is None or not isinstance(text, str) or not text.isascii() or "\t" in text:
+        return False  # non-ASCII line breaks and tabs are where the two parsers' readers differ
+    return sum(text.count(c) for c in _OPENERS) <= _C_NESTING
 
 
 def load_yaml(text: str) -> Any:
     """Parse one YAML document like ``yaml.safe_load``; raises ``yaml.YAMLError`` only."""
+    if _c_can_take(text):
+        try:
+            return yaml.load(text, Loader=_StrictCSafeLoader)
+        except (DuplicateKeyError, AliasExpansionError):
+            raise  # found by the shared constructor: the same finding either way
+        except yaml.YAMLError:
+            pass  # the pure loader says what is wrong, in its own words, as before
     try:
         return yaml.load(text, Loader=StrictSafeLoader)
     except RecursionError:

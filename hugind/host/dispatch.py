@@ -16,7 +16,6 @@ import queue
 import re
 import sys
 import threading
-import traceback
 from collections.abc import Iterable
 from typing import Any
 
@@ -350,6 +349,8 @@ class Dispatcher:
 def _internal_error() -> HostCallError:
     # The guest learns only that the host failed; the details go to stderr
     # for whoever runs hugind, because they may contain host paths.
+    import traceback
+
     traceback.print_exc(file=sys.stderr)
     err = HostCallError("internal error in the host (see hugind's stderr)")
     err.kind = "InternalError"

@@ -56,7 +56,7 @@ _KNOWN_KEYS = {
     "session_id",
     "fallbacks",
 }
-_ENV_REF = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+_ENV_REF = r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}"  # compiled (and cached) by re on first use
 
 
 def default_config_path(env: Mapping[str, str] | None = None) -> Path:
@@ -314,7 +314,7 @@ def _expand(value: str, env: Mapping[str, str], who: str) -> str:
             raise BackendConfigError(f"{who}: header refers to ${{{var}}}, which is not set")
         return env[var]
 
-    return _ENV_REF.sub(sub, value)
+    return re.sub(_ENV_REF, sub, value)
 
 
 def _one_line(exc: Exception) -> str:

@@ -94,14 +94,15 @@ class BackendProtocolError(BackendCallError):
     """The backend answered with something that is not a chat completion."""
 
 
-_OVERFLOW = re.compile(
-    r"exceed_context_size|context[_ ]length|context window|maximum context|context size|"
+# Patterns, not compiled ones: only a failed request reads them, and re compiles
+# (and caches) each on its first search instead of every run paying at import.
+_OVERFLOW = (
+    r"(?i)exceed_context_size|context[_ ]length|context window|maximum context|context size|"
     r"too many tokens|prompt is too long|input is too long|reduce the length|"
-    r"exceeds? the (?:available )?context|n_ctx|tokens? exceeds?",
-    re.IGNORECASE,
+    r"exceeds? the (?:available )?context|n_ctx|tokens? exceeds?"
 )
-_MODEL_MISSING = re.compile(r"model\b.*\b(?:not found|does not exist|not available|unknown)", re.I | re.S)
-_QUOTA = re.compile(r"insufficient_quota|quota exceeded|billing", re.IGNORECASE)
+_MODEL_MISSING = r"(?is)model\b.*\b(?:not found|does not exist|not available|unknown)"
+_QUOTA = r"(?i)insufficient_quota|quota exceeded|billing"
 
 
 def error_detail(body: Any) -> tuple[str, str]:
@@ -157,21 +158,21 @@ def classify_http_error(
             status=status,
             detail=detail,
         )
-    if _OVERFLOW.search(text) and status in (400, 413, 422, 500):
+    if re.search(_OVERFLOW, text) and status in (400, 413, 422, 500):
         return ContextOverflowError(
             f"{where}: the conversation exceeds the model's context window (HTTP {status}){said}",
             url=url,
             status=status,
             detail=detail,
         )
-    if status == 404 or (status in (400, 422) and _MODEL_MISSING.search(detail)):
-        if model and (_MODEL_MISSING.search(detail) or "model" in detail.lower()):
+    if status == 404 or (status in (400, 422) and re.search(_MODEL_MISSING, detail)):
+        if model and (re.search(_MODEL_MISSING, detail) or "model" in detail.lower()):
             msg = f"{where}: model '{model}' is not available (HTTP {status}){said}"
         else:
             msg = f"{where}: not found (HTTP {status}){said}; is this the URL of an OpenAI-compatible server (…/v1)?"
         return BackendNotFoundError(msg, url=url, status=status, detail=detail)
     if status == 429:
-        if _QUOTA.search(text):
+        if re.search(_QUOTA, text):
             return PermanentBackendError(
                 f"{where}: quota exhausted (HTTP 429){said}", url=url, status=status, detail=detail
             )

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from hugind.policy.model import MiB, Policy
-from hugind.policy.shell import SAFE_PATH
 
 
 def _size(n: int) -> str:
@@ -57,6 +56,8 @@ def _net_lines(policy: Policy) -> list[str]:
 
 
 def _shell_lines(policy: Policy) -> list[str]:
+    from hugind.policy.shell import SAFE_PATH  # here: the shell rules load only for a policy described
+
     sh = policy.shell
     if not sh.allow:
         return ["shell: disabled"]

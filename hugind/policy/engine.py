@@ -16,15 +16,20 @@ import threading
 import weakref
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from hugind.errors import HostCallError, InvalidArgument, PermissionDenied
 from hugind.policy import fs as fs_rules
 from hugind.policy.audit import AuditLog
-from hugind.policy.describe import describe_policy, policy_json
 from hugind.policy.model import Denied, Policy
-from hugind.policy.net import NetTarget, Resolver, decide_connect, system_resolver
-from hugind.policy.shell import ShellPlan, SpawnPlan, build_env, decide_shell, decide_spawn
+from hugind.policy.resolver import Resolver, system_resolver
+
+if TYPE_CHECKING:
+    from hugind.policy.net import NetTarget
+    from hugind.policy.shell import ShellPlan, SpawnPlan
+
+# The network and shell rules, and the policy's description, are imported by the
+# checks that use them: a run that never connects or runs a command loads neither.
 
 
 class Collector(Protocol):
@@ -151,6 +156,8 @@ class PolicyEngine:
 
     def check_connect(self, url: str) -> NetTarget:
         """Parse, match, resolve once and classify; the target to pin the connection to."""
+        from hugind.policy.net import decide_connect
+
         request = {"op": "connect", "url": url}
         net = self.policy.net
         try:
@@ -164,6 +171,8 @@ class PolicyEngine:
         return target
 
     def check_shell(self, command: str) -> ShellPlan:
+        from hugind.policy.shell import decide_shell
+
         request = {"op": "run", "command": command}
         try:
             plan = decide_shell(self.policy.shell, command, self.shell_cwd, strict=self.policy.strict)
@@ -173,6 +182,8 @@ class PolicyEngine:
         return plan
 
     def check_spawn(self, program: str, args: list[str]) -> SpawnPlan:
+        from hugind.policy.shell import decide_spawn
+
         request = {"op": "spawn", "program": program, "args": list(args)}
         try:
             plan = decide_spawn(self.policy.shell, program, args, self.shell_cwd, strict=self.policy.strict)
@@ -194,6 +205,8 @@ class PolicyEngine:
     def shell_env(self, declared: Mapping[str, str] | None = None) -> dict[str, str]:
         """A child's environment, built from scratch: PATH/HOME/LANG, plus the manifest's
         declared env when ``env_clear`` is off. The host environment is never inherited."""
+        from hugind.policy.shell import build_env
+
         return build_env(self.policy.shell, self.declared_env if declared is None else declared, str(self.shell_cwd))
 
     def warn_once(self, key: str, message: str) -> None:
@@ -207,7 +220,11 @@ class PolicyEngine:
     # --- reporting ----------------------------------------------------------------------
 
     def describe(self) -> list[str]:
+        from hugind.policy.describe import describe_policy
+
         return describe_policy(self.policy)
 
     def to_json(self) -> dict:
+        from hugind.policy.describe import policy_json
+
         return policy_json(self.policy)

@@ -12,16 +12,13 @@ classified by that IPv4 address too.
 from __future__ import annotations
 
 import ipaddress
-import socket
-import threading
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from hugind.policy.model import Denied, DomainRule, IPNetwork, IpRule, NetPolicy
+from hugind.policy.resolver import Resolver, system_resolver  # noqa: F401  (named here too)
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
-Resolver = Callable[[str, int, float], Sequence[str]]
 
 SCHEMES = {"http": 80, "https": 443}
 MAX_URL_LENGTH = 8192
@@ -339,31 +336,6 @@ def parse_url(url: str) -> ParsedUrl:
         raise bad(f"IPv6 addresses must be bracketed: {url!r}")
     target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     return ParsedUrl(scheme, host, port if port is not None else SCHEMES[scheme], target)
-
-
-def system_resolver(host: str, port: int, timeout: float) -> list[str]:
-    """getaddrinfo once, bounded by ``timeout`` (the lookup thread is abandoned)."""
-    box: dict[str, object] = {}
-    done = threading.Event()
-
-    def run() -> None:
-        try:
-            box["rows"] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-        except OSError as exc:
-            box["error"] = exc
-        done.set()
-
-    threading.Thread(target=run, name="hugind-resolve", daemon=True).start()
-    if not done.wait(timeout):
-        raise OSError(f"lookup timed out after {timeout:g}s")
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    seen: list[str] = []
-    for row in box["rows"]:  # type: ignore[union-attr]
-        address = str(row[4][0]).split("%")[0]
-        if address not in seen:
-            seen.append(address)
-    return seen
 
 
 def _exempt(policy: NetPolicy, addr: IPAddress, port: int, hit: BlockHit) -> bool:

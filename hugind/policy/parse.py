@@ -10,7 +10,6 @@ intersected, caps take the minimum, ``allow`` flags are and-ed,
 
 from __future__ import annotations
 
-import difflib
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -28,8 +27,6 @@ from hugind.policy.model import (
     Policy,
     ShellPolicy,
 )
-from hugind.policy.net import parse_domain_rule, parse_ip_rule
-from hugind.policy.shell import resolve_program
 
 STRICT_DEFAULT_FUEL = 10_000_000_000
 PRESET_KEYS = ("name", "description", "runtime_fs_mode", "permissions")
@@ -88,6 +85,18 @@ def _roots(value: Any, where: str, root: Path) -> tuple[FsRoot, ...]:
     return tuple(out)
 
 
+def _domain_rule(spec: str) -> Any:
+    from hugind.policy.net import parse_domain_rule  # the network rules load only for a policy naming hosts
+
+    return parse_domain_rule(spec)
+
+
+def _ip_rule(spec: str) -> Any:
+    from hugind.policy.net import parse_ip_rule
+
+    return parse_ip_rule(spec)
+
+
 def _rules(parse: Callable[[str], Any]) -> Callable[[Any, str, Path], tuple[Any, ...]]:
     def check(value: Any, where: str, _root: Path) -> tuple[Any, ...]:
         out = []
@@ -127,8 +136,8 @@ SECTIONS: dict[str, dict[str, Callable[[Any, str, Path], Any]]] = {
     },
     "network": {
         "allow": _bool,
-        "allowed_domains": _rules(parse_domain_rule),
-        "allowed_ips": _rules(parse_ip_rule),
+        "allowed_domains": _rules(_domain_rule),
+        "allowed_ips": _rules(_ip_rule),
         "block_private_networks": _bool,
         "timeout": _number(0, 3600),
         "max_response_bytes": _integer(1, 1 << 40),
@@ -155,6 +164,8 @@ SECTIONS: dict[str, dict[str, Callable[[Any, str, Path], Any]]] = {
 
 
 def _unknown(where: str, key: object, known: list[str]) -> ManifestError:
+    import difflib  # only a manifest with a mistake needs it
+
     hint = difflib.get_close_matches(str(key), known, n=1)
     guess = f"; did you mean '{hint[0]}'?" if hint else ""
     return _fail(f"{where}.{key}", f"unknown key{guess} (expected one of: {', '.join(known)})")
@@ -251,6 +262,8 @@ def _isect_ips(mine: tuple[IpRule, ...], theirs: tuple[IpRule, ...]) -> tuple[Ip
 
 
 def _isect_programs(mine: tuple[str, ...], theirs: tuple[str, ...], root: Path) -> tuple[str, ...]:
+    from hugind.policy.shell import resolve_program
+
     def key(entry: str) -> str:
         found = resolve_program(entry, root)
         return os.path.realpath(found) if found else entry

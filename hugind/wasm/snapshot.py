@@ -20,16 +20,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import wasmtime
 
-from hugind.wasm import binary as wb
 from hugind.wasm.leb128 import WasmFormatError, unsigned
+
+if TYPE_CHECKING:
+    from hugind.wasm import binary as wb
+
+# The binary reader/writer (and its dataclasses) is imported by the functions that
+# take a module apart: a run whose snapshot is cached never does, and should not pay for it.
 
 RESERVED_PREFIX = "__hugind_snapshot_"
 ZERO_GAP = 256  # zero runs shorter than this stay inside a segment (fewer, larger segments)
 DEFAULT_FUEL = 20_000_000_000
-_NUMERIC = {wb.I32, wb.I64, wb.F32, wb.F64}
 
 Prepare = Callable[[wasmtime.Store, wasmtime.Instance], None]
 
@@ -50,6 +55,8 @@ def snapshot(
     ``engine``: where to run the set-up; by default a fresh fuel-metered one
     (``fuel`` units), so a set-up that never ends is stopped.
     """
+    from hugind.wasm import binary as wb
+
     try:
         module = wb.parse(wasm)
         plan = _Plan(module)
@@ -103,6 +110,8 @@ class _Plan:
     """What the original module holds, checked for what a snapshot can represent."""
 
     def __init__(self, module: wb.Module) -> None:
+        from hugind.wasm import binary as wb
+
         self.module = module
         for imp in wb.imports(module):
             if imp.kind != wb.KIND_FUNC:
@@ -118,7 +127,7 @@ class _Plan:
             raise SnapshotError("64-bit or shared memories cannot be snapshotted")
         self.globals = wb.globals_(module)
         for i, glob in enumerate(self.globals):
-            if glob.mutable and glob.valtype not in _NUMERIC:
+            if glob.mutable and glob.valtype not in {wb.I32, wb.I64, wb.F32, wb.F64}:
                 raise SnapshotError(f"mutable global {i} is not a number type; it cannot be snapshotted")
         self.mutable_globals = [i for i, g in enumerate(self.globals) if g.mutable]
         for seg in wb.data_segments(module):
@@ -133,6 +142,8 @@ class _Plan:
             raise SnapshotError(f"the module already exports '{taken[0]}', a name reserved for snapshotting")
 
     def instrumented(self) -> bytes:
+        from hugind.wasm import binary as wb
+
         extra = [wb.Export(RESERVED_PREFIX + "memory", wb.KIND_MEMORY, 0)]
         extra += [wb.Export(f"{RESERVED_PREFIX}global_{i}", wb.KIND_GLOBAL, i) for i in self.mutable_globals]
         extra += [wb.Export(f"{RESERVED_PREFIX}table_{i}", wb.KIND_TABLE, i) for i in range(self.table_count)]
@@ -141,6 +152,8 @@ class _Plan:
         return copy.to_bytes()
 
     def write(self, image: bytes, pages: int, values: dict[int, int | float]) -> bytes:
+        from hugind.wasm import binary as wb
+
         out = wb.Module([wb.Section(s.id, s.payload) for s in self.module.sections])
         globals_ = [
             wb.Global(g.valtype, g.mutable, wb.const_expr(g.valtype, values[i]) if g.mutable else g.init)

@@ -17,39 +17,67 @@ import hugind.cli
 from tests.conftest import REPO
 
 # Imported by no step of a script agent's run: the LLM client's HTTP stack, Typer's
-# pretty output and pydantic-based conversion, MCP, and the commands a run is not.
+# pretty output and pydantic-based conversion, MCP, the commands a run is not, and
+# what only some runs need (network and shell rules, the artifact decoder, the wasm
+# binary reader behind snapshots, a built artifact's digest).
 HEAVY = (
     "httpx",
     "rich",
     "pydantic",
+    "typer",
+    "click",
     "typer._adapters",
     "mcp",
     "hugind.mcp",
     "hugind.team",
     "hugind.agentic",
     "hugind.build",
+    "hugind.batch",
+    "hugind.replay",
+    "hugind.learn",
+    "hugind.sessions",
+    "hugind.permdiff",
+    "hugind.distributed",
     "hugind.confine.proxy",
+    "hugind.llm.client",
+    "hugind.policy.net",
+    "hugind.policy.shell",
+    "hugind.policy.describe",
+    "hugind.artifact",
+    "hugind.wasm.binary",
+    "socket",
+    "uuid",
+    "difflib",
 )
 
 _PROBE = """
 import gc, json, sys
+import hugind.run_command
 from hugind.entry import main
 argv, heavy = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 sys.argv = ["hugind", *argv]
+at_run = None
+run_command = hugind.run_command.run_command
+def spy(args):
+    global at_run
+    at_run = {"collector_on": gc.isenabled(), "frozen": gc.get_freeze_count()}
+    return run_command(args)
+hugind.run_command.run_command = spy
 code = 0
 try:
     main()
 except SystemExit as stop:
     code = stop.code
-report = {"loaded": [m for m in heavy if m in sys.modules], "frozen": gc.get_freeze_count()}
+report = {"loaded": [m for m in heavy if m in sys.modules], "frozen": gc.get_freeze_count(), "at_run": at_run}
 sys.stderr.write("\\nPROBE " + json.dumps(report) + "\\n")
 sys.exit(code)
 """
 
 
 def _probe(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], dict]:
-    """Run ``hugind ARGV`` in a fresh interpreter: which of HEAVY it imported, and how
-    many objects main() froze out of the shutdown collections."""
+    """Run ``hugind ARGV`` in a fresh interpreter: which of HEAVY it imported, how many
+    objects main() froze out of the shutdown collections, and (quick path) the
+    collector's state when the run began."""
     proc = subprocess.run(
         [sys.executable, "-c", _PROBE, json.dumps(argv), json.dumps(HEAVY)],
         capture_output=True,
@@ -69,6 +97,42 @@ def test_a_script_agent_run_imports_nothing_heavy(tmp_path):
     assert json.loads(proc.stdout) == {"got": ["x"]}, proc.stderr
     assert report["loaded"] == []
     assert report["frozen"] > 10_000  # the imports' objects, left out of the shutdown collections
+
+
+def test_the_run_starts_with_its_imports_frozen_and_the_collector_on(tmp_path):
+    agent = tmp_path / "agent.js"
+    agent.write_text("export default () => 1;")
+    proc, report = _probe(["run", str(agent)])
+    assert proc.stdout == "1\n", proc.stderr
+    # On: an agent's long run must have its garbage collected. Frozen: the start-up
+    # stack (wasmtime's bindings, the policy, ...) is out of every collection.
+    assert report["at_run"]["collector_on"] is True
+    assert report["at_run"]["frozen"] > 10_000
+
+
+@pytest.mark.parametrize(
+    ("source", "rules"),
+    [
+        (
+            "export default async () => { try { http_get('http://127.0.0.1:9/'); } catch (e) { return String(e); } };",
+            "hugind.policy.net",
+        ),
+        (
+            "export default async () => { try { await run_command('true'); } catch (e) { return String(e); } };",
+            "hugind.policy.shell",
+        ),
+    ],
+    ids=["network", "shell"],
+)
+def test_rules_loaded_on_first_use_still_deny(tmp_path, source, rules):
+    # The network and shell rules are imported by the first check that needs them:
+    # that check must still happen, and deny what the (empty) policy does not allow.
+    agent = tmp_path / "agent.js"
+    agent.write_text(source)
+    proc, report = _probe(["run", str(agent)])
+    assert proc.returncode == 0, proc.stderr
+    assert "denied" in json.loads(proc.stdout).lower(), proc.stdout
+    assert rules in report["loaded"]
 
 
 def test_the_probe_sees_an_import_when_there_is_one(tmp_path):
