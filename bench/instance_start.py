@@ -6,11 +6,17 @@ engine as built:
   * bare: `Linker.instantiate` of the engine module in a fresh store with an
     empty WASI context (the floor any embedder pays);
   * guest: hugind's GuestInstance (store, WASI, host imports, instantiate);
-  * session: an AgentSession (guest + engine configure: what precedes agent code);
+  * session: an AgentSession (what precedes agent code: the guest, plus the
+    engine's configure call where it is not fused into the start, see
+    runtimes/wasm/ABI.md, "Fused start");
   * run_agent: the full in-process run of a trivial JS agent;
 and the ratio of each to the bare instance of the same module; then the
-breakdown of one run_agent by phase; then the resident set per idle agent
-(N sessions kept alive after run_main, each in a fresh subprocess).
+breakdown of one run_agent by phase; then inside one run_agent: each guest
+export call (time, host calls included, and the minor page faults it took:
+a fresh instance of the copy-on-write snapshot image pays one per page it
+touches), the host calls the guest made, and the Python outside any export;
+then the resident set per idle agent (N sessions kept alive after run_main,
+each in a fresh subprocess).
 
 Usage: python bench/instance_start.py [--repeat N] [--idle N]
 """
@@ -20,9 +26,12 @@ from __future__ import annotations
 import argparse
 import gc
 import os
+import resource
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -75,13 +84,71 @@ def measure(on: bool, agent, repeat: int) -> dict[str, float]:
     gc.collect()
     phases = _phases(agent, options, repeat)
     gc.collect()
+    inside = _inside(agent, options, repeat)
+    gc.collect()
     return {
         "bare": floor,
         "guest": phases["guest"],
         "session": phases["session"],
         "run_agent": full,
         **{f"phase {k}": v for k, v in phases.items() if k not in ("guest", "session")},
+        **{f"inside {k}": v for k, v in inside.items()},
     }
+
+
+def _minflt() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def _inside(agent, options, repeat: int) -> dict[str, float]:
+    """Where one run_agent's time goes: each guest export call (time and minor page
+    faults, host calls included), the host calls the guest makes, and the rest
+    (Python set-up and tear-down). Medians of per-run sums; timings in ms."""
+    from hugind.run import run_agent
+    from hugind.sandbox.instance import GuestInstance
+
+    enter, call_into = GuestInstance.enter, GuestInstance._call_into
+    run: dict[str, float] = {}
+
+    def add(key: str, value: float) -> None:
+        run[key] = run.get(key, 0.0) + value
+
+    def timed_enter(self, name, *args, budget_s):
+        f0, t0 = _minflt(), time.perf_counter()
+        try:
+            return enter(self, name, *args, budget_s=budget_s)
+        finally:
+            add(f"export {name}", time.perf_counter() - t0)
+            add(f"faults {name}", _minflt() - f0)
+
+    def timed_call_into(self, *args):
+        t0 = time.perf_counter()
+        try:
+            return call_into(self, *args)
+        finally:
+            add("host calls", time.perf_counter() - t0)
+            add("host call count", 1)
+
+    samples: dict[str, list[float]] = {}
+    GuestInstance.enter, GuestInstance._call_into = timed_enter, timed_call_into
+    try:
+        for _ in range(repeat):
+            run.clear()
+            f0, t0 = _minflt(), time.perf_counter()
+            run_agent(agent, options)
+            run["total"] = time.perf_counter() - t0
+            run["faults total"] = _minflt() - f0
+            exports = sum(v for k, v in run.items() if k.startswith("export "))
+            run["python"] = run["total"] - exports
+            for key, value in run.items():
+                samples.setdefault(key, []).append(value)
+    finally:
+        GuestInstance.enter, GuestInstance._call_into = enter, call_into
+    out = {}
+    for key, values in samples.items():
+        counted = key.startswith("faults") or key == "host call count"
+        out[key] = statistics.median(values) if counted else median_ms(values)
+    return out
 
 
 def _phases(agent, options, repeat: int) -> dict[str, float]:
@@ -201,6 +268,18 @@ def main() -> int:
     for key, value in phases.items():
         print(f"  {key:32}{value:10.3f}ms {100 * value / total:5.1f}%")
     print(f"  {'(of session: the guest alone)':32}{snap['guest']:10.3f}ms")
+    print("inside one run_agent (snapshot; medians of per-run sums, export times include their host calls):")
+    inside = {k.removeprefix("inside "): v for k, v in snap.items() if k.startswith("inside ")}
+    for key, value in inside.items():
+        if key.startswith("export "):
+            name = key.removeprefix("export ")
+            faults = inside.get(f"faults {name}", 0)
+            print(f"  {'export ' + name:32}{value:10.3f}ms  {faults:5.0f} minor faults")
+    print(
+        f"  {'host calls made by the guest':32}{inside['host calls']:10.3f}ms  ({inside['host call count']:.0f} calls)"
+    )
+    print(f"  {'python (outside any export)':32}{inside['python']:10.3f}ms")
+    print(f"  {'run_agent, timed here':32}{inside['total']:10.3f}ms  {inside['faults total']:5.0f} minor faults")
     if ns.idle:
         for on in (True, False):
             rss, pss, total = idle_memory(on, ns.idle)

@@ -31,7 +31,7 @@ import wasmtime
 
 from hugind.errors import AgentFailed, EngineError, HugindError, LimitExceeded, TrapError
 from hugind.host.dispatch import Dispatcher
-from hugind.sandbox import raw_import, wasi_guard
+from hugind.sandbox import raw_export, raw_import, wasi_guard
 from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
 from hugind.sandbox.wasi_clock import WasiClock
 from hugind.sandbox.wasi_guard import WasiGuard
@@ -194,11 +194,13 @@ class GuestInstance:
             # `blame`: a broken engine is ours (EngineError); a raw agent module
             # that fails to link is the agent's (InvalidModule).
             raise blame(f"cannot instantiate the module: {_first_line(exc)}") from None
-        self.exports = self.instance.exports(self.store)
-        memory = self.exports.get("memory")
-        if not isinstance(memory, wasmtime.Memory):
+        # Exports are fetched one by one as they are first used (raw_export.py).
+        self._export_table = raw_export.export_table(wasm_module)
+        self._funcs: dict[str, tuple[wasmtime.Func, raw_export.ExportSig]] = {}
+        sig = self._export_table.by_name.get("memory")
+        if sig is None or sig.kind != "memory":
             raise EngineError("the module does not export its linear memory as 'memory'")
-        self._memory = memory
+        self._memory = raw_export.memory_at(self.store, self.instance, sig.index)
 
     @property
     def memory(self) -> wasmtime.Memory:
@@ -350,19 +352,26 @@ class GuestInstance:
     # ---- entering the guest --------------------------------------------------------
 
     def has_export(self, name: str) -> bool:
-        return isinstance(self.exports.get(name), wasmtime.Func)
+        return self._export_table.func(name) is not None
+
+    def _func(self, name: str) -> tuple[wasmtime.Func, raw_export.ExportSig]:
+        found = self._funcs.get(name)
+        if found is None:
+            sig = self._export_table.func(name)
+            if sig is None:
+                raise EngineError(f"the module does not export '{name}'")
+            found = self._funcs[name] = (raw_export.func_at(self.store, self.instance, sig.index), sig)
+        return found
 
     def enter(self, name: str, *args: int, budget_s: float) -> int | None:
         """Call export ``name`` with at most ``budget_s`` seconds of guest time."""
-        func = self.exports.get(name)
-        if not isinstance(func, wasmtime.Func):
-            raise EngineError(f"the module does not export '{name}'")
+        func, sig = self._func(name)
         if self.interrupt_reason is None:
             self.store.set_epoch_deadline(seconds_to_ticks(budget_s))
             self._deadline = time.monotonic() + budget_s
         try:
             with self._running():
-                return func(self.store, *args)
+                return raw_export.call(self.store, func, sig, args)
         except wasmtime.ExitTrap as exc:
             raise GuestExit(exc.code) from None
         except wasmtime.Trap as exc:

@@ -99,13 +99,27 @@ class AgentSession:
         # wasm reactors still need it.
         if self.instance.has_export("_initialize"):
             self.driver.enter("_initialize")
-        if not self.is_js:
-            return
+        # An engine with hugind_js_start is configured by run_main in the same
+        # crossing that starts the agent (runtimes/wasm/ABI.md, "Fused start");
+        # nothing enters the guest before run_main. One without the separate
+        # hugind_js_configure is no hugind JS engine: it fails here, as before.
+        # A recorded or replayed run keeps the separate calls: its tape lists
+        # the module ops they make.
+        self._configured = not self.is_js
+        fused = self.instance.has_export("hugind_js_start") and self.instance.has_export("hugind_js_configure")
+        if self.is_js and not (fused and self.config.tape is None):
+            self._configure()
+
+    def _limits(self) -> tuple[int, int]:
         memory = self.config.limits.memory_bytes
         js_heap = max(memory - JS_MEMORY_HEADROOM, memory // 2)
+        return min(js_heap, 2**31 - 1), JS_STACK_LIMIT
+
+    def _configure(self) -> None:
         # Per instance, never in the snapshot: this run's limits, and the engine
         # resets what must be the instance's own (runtimes/wasm/ABI.md, "Snapshot start").
-        self.driver.enter("hugind_js_configure", min(js_heap, 2**31 - 1), JS_STACK_LIMIT)
+        self.driver.enter("hugind_js_configure", *self._limits())
+        self._configured = True
 
     # ---- running ----------------------------------------------------------------
 
@@ -121,7 +135,11 @@ class AgentSession:
             "team": self.config.team,
         }
         with self._guest_lock:
-            if self.instance.has_export("hugind_main"):
+            if not self._configured and self._start_fused(entry_name, message):
+                self.driver.pump_until(lambda: self.state.finished, "the agent")
+            elif self.instance.has_export("hugind_main"):
+                if not self._configured:
+                    self._configure()
                 self.driver.send("hugind_main", message)
                 self.driver.pump_until(lambda: self.state.finished, "the agent")
             elif self.instance.has_export("_start"):
@@ -133,6 +151,31 @@ class AgentSession:
         if self.state.failure is not None:
             f = self.state.failure
             raise AgentFailed(f.name, f.message, f.stack)
+
+    def _start_fused(self, entry_name: str, message: dict[str, Any]) -> bool:
+        """Configure and start in one crossing, the entry's source handed over with the
+        start message (no module.resolve/module.load round trip for it). The source
+        is read by the same ModuleSource, under the same rules, as module.load would.
+        False (nothing done) when the entry is not plain source: prebuilt bytecode,
+        or a load error the guest's own import then reports as before."""
+        try:
+            loaded = self.modules.load(entry_name)
+        except Exception:  # the guest's own import then fails as it always did, with the same message
+            return False
+        source = loaded.get("source")
+        if not isinstance(source, str):
+            return False
+        msg = json.dumps(message, ensure_ascii=False).encode()
+        name = entry_name.encode()
+        code = source.encode()
+        if b"\0" in name:
+            return False
+        ptr = self.instance.write_bytes(b"".join((msg, name, b"\0", code, b"\0")), budget_s=self.driver.remaining())
+        self._configured = True
+        status = self.driver.enter("hugind_js_start", ptr, len(msg), len(name), len(code), *self._limits())
+        if status not in (0, None):
+            raise EngineError(f"the guest's hugind_js_start failed with status {status} (see stderr)")
+        return True
 
     def _run_wasi_command(self) -> None:
         """The Javy convention: input on stdin, output on stdout, exit status."""
@@ -152,6 +195,8 @@ class AgentSession:
         """Run several registered tools; they interleave in the guest and their
         host work runs in parallel. Results come back in call order."""
         with self._guest_lock:
+            if not self._configured:
+                self._configure()
             ids = []
             for name, args in calls:
                 call_id = next(self._call_ids)

@@ -358,7 +358,24 @@ static JSValue host_request(JSContext *c, const char *op, JSValue args) {
     return ok;
 }
 
+/* The entry module the host handed over with hugind_js_start, already
+   resolved and read under the same rules as module.resolve/module.load
+   (hugind/host/modules.py). Consulted once, for the prelude's import of the
+   entry, and cleared when that start returns. */
+static struct {
+    char *name;      /* normalized name, e.g. "main.js"; NULL when none */
+    const char *src; /* NUL-terminated source, inside the same block */
+    size_t src_len;
+} preload;
+
+static int is_preloaded_entry(const char *base, const char *specifier) {
+    return preload.name && !strcmp(base, "hugind:prelude") && specifier[0] == '.' && specifier[1] == '/' &&
+           !strcmp(specifier + 2, preload.name);
+}
+
 static char *module_normalize(JSContext *c, const char *base, const char *name, void *opaque) {
+    if (is_preloaded_entry(base, name))
+        return js_strdup(c, preload.name);
     JSValue args = JS_NewObject(c);
     JS_SetPropertyStr(c, args, "base", JS_NewString(c, base));
     JS_SetPropertyStr(c, args, "specifier", JS_NewString(c, name));
@@ -384,6 +401,10 @@ static JSModuleDef *module_from_function(JSContext *c, JSValue fn) {
 }
 
 static JSModuleDef *module_load(JSContext *c, const char *name, void *opaque) {
+    if (preload.name && !strcmp(name, preload.name)) {
+        JSValue fn = JS_Eval(c, preload.src, preload.src_len, name, JS_EVAL_TYPE_MODULE | JS_EVAL_FLAG_COMPILE_ONLY);
+        return module_from_function(c, fn);
+    }
     JSValue args = JS_NewObject(c);
     JS_SetPropertyStr(c, args, "name", JS_NewString(c, name));
     JSValue ok = host_request(c, "module.load", args);
@@ -825,6 +846,46 @@ int32_t hugind_main(uint8_t *input, int32_t len) {
     if (engine_init())
         return -1;
     return dispatch("main", input, len, 0);
+}
+
+/* One crossing for the start of a run (runtimes/wasm/ABI.md, "Fused start"):
+   hugind_js_configure(memory_limit, stack_limit), then hugind_main with the
+   entry module preloaded. buf holds the start message (msg_len bytes), then
+   the entry's normalized name and its source, each NUL-terminated; the
+   engine owns buf. Returns hugind_main's status, -1 if the limits could not
+   be set, -2 if the layout is wrong. */
+__attribute__((export_name("hugind_js_start")))
+int32_t hugind_js_start(uint8_t *buf, int32_t msg_len, int32_t name_len, int32_t src_len, int32_t memory_limit,
+                        int32_t stack_limit) {
+    if (!buf || msg_len < 0 || name_len <= 0 || src_len < 0) {
+        free(buf);
+        return -2;
+    }
+    const char *name = (const char *)buf + msg_len;
+    const char *src = name + name_len + 1;
+    if (name[name_len] || src[src_len] || memchr(name, 0, (size_t)name_len)) {
+        free(buf);
+        return -2;
+    }
+    if (hugind_js_configure(memory_limit, stack_limit)) {
+        free(buf);
+        return -1;
+    }
+    /* dispatch frees buf before the import runs: the entry moves to a block of its own */
+    char *block = malloc((size_t)name_len + 1 + (size_t)src_len + 1);
+    if (!block) {
+        free(buf);
+        return -1;
+    }
+    memcpy(block, name, (size_t)name_len + 1 + (size_t)src_len + 1);
+    preload.name = block;
+    preload.src = block + name_len + 1;
+    preload.src_len = (size_t)src_len;
+    int32_t status = dispatch("main", buf, msg_len, 0);
+    preload.name = NULL;
+    preload.src = NULL;
+    free(block);
+    return status;
 }
 
 __attribute__((export_name("hugind_tool")))
