@@ -167,6 +167,8 @@ class GuestInstance:
         self._output_bytes = 0
         self.interrupt_reason: str | None = None
         self._memory: wasmtime.Memory | None = None
+        # Export name -> (params, results) when all are i32 (the fast call), or None.
+        self._arity: dict[str, tuple[int, int] | None] = {}
         self.store.set_wasi(self._wasi(io))
         self.wasi_guard = WasiGuard(self.engine, dispatcher.ctx.policy)
         self._wasi_clock: WasiClock | None = None
@@ -357,11 +359,16 @@ class GuestInstance:
         func = self.exports.get(name)
         if not isinstance(func, wasmtime.Func):
             raise EngineError(f"the module does not export '{name}'")
+        arity = self._arity.get(name, False)
+        if arity is False:
+            arity = self._arity[name] = raw_import.i32_arity(func, self.store)
         if self.interrupt_reason is None:
             self.store.set_epoch_deadline(seconds_to_ticks(budget_s))
             self._deadline = time.monotonic() + budget_s
         try:
             with self._running():
+                if arity is not None and arity[0] == len(args):
+                    return raw_import.call_export(self.store, func, arity[1], args)
                 return func(self.store, *args)
         except wasmtime.ExitTrap as exc:
             raise GuestExit(exc.code) from None

@@ -25,6 +25,7 @@ from collections.abc import Callable
 
 import wasmtime
 from wasmtime import _ffi as ffi
+from wasmtime._func import maybe_raise_last_exn
 
 # handler(caller, *i32 args) -> i32
 RawHandler = Callable[..., int]
@@ -112,3 +113,38 @@ def call_i32(caller: wasmtime.Caller, func: wasmtime.Func, *args: int) -> int:
     if trap:
         raise wasmtime.Trap._from_ptr(trap)
     return values[0].i32
+
+
+def i32_arity(func: wasmtime.Func, store: wasmtime.Store) -> tuple[int, int] | None:
+    """(params, results) of ``func`` if it takes only ``i32``s and returns at most one; else None."""
+    ty = func.type(store)
+    params, results = ty.params, ty.results
+    i32 = wasmtime.ValType.i32()
+    if len(results) > 1 or any(t != i32 for t in (*params, *results)):
+        return None
+    return len(params), len(results)
+
+
+def call_export(store: wasmtime.Store, func: wasmtime.Func, nresults: int, args: tuple[int, ...]) -> int | None:
+    """Call an export whose type ``i32_arity`` vouched for, as ``Func.__call__`` would.
+
+    ``Func.__call__`` asks the function's type and boxes every value on each
+    call (~60 us); an async op's completion pays two export calls. The
+    exceptions are ``Func.__call__``'s: ``Trap``, ``ExitTrap`` or
+    ``WasmtimeError``, or what an ordinary host function raised first."""
+    values = (ffi.wasmtime_val_raw_t * max(len(args), nresults, 1))()
+    for i, value in enumerate(args):
+        values[i].i32 = value
+    trap = ctypes.POINTER(ffi.wasm_trap_t)()
+    error = ffi.wasmtime_func_call_unchecked(
+        store._context(), ctypes.byref(func._func), values, len(values), ctypes.byref(trap)
+    )
+    if error:
+        failure = wasmtime.WasmtimeError._from_ptr(error)
+        maybe_raise_last_exn()
+        raise failure
+    if trap:
+        trapped = wasmtime.Trap._from_ptr(trap)
+        maybe_raise_last_exn()
+        raise trapped
+    return values[0].i32 if nresults else None
