@@ -197,10 +197,17 @@ def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
         raise _unstable(path, exc) from None
 
 
+def _join(cwd: str, path: str) -> str:
+    """``os.path.join(cwd, path)`` for two strings, without its generic checks (it runs on every call)."""
+    if path.startswith("/"):
+        return path
+    return cwd + path if not cwd or cwd.endswith("/") else f"{cwd}/{path}"
+
+
 def resolve_held(path: str, cwd: Path | str) -> tuple[str, int | None]:
     """``str(resolve(path, cwd))`` plus an ``O_PATH`` fd of the object it names, which
     the caller closes; the fd is None when nothing exists there (yet)."""
-    joined = os.path.join(cwd, path)
+    joined = _join(cwd, path) if isinstance(cwd, str) else os.path.join(cwd, path)
     held = _open_canonical(joined)
     if held is not None:
         return held
