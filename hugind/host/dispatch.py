@@ -11,11 +11,14 @@ streaming ops also produce ``{"progress": value}`` events before their reply.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import queue
 import re
 import sys
 import threading
+import time
 import traceback
 from collections import deque
 from collections.abc import Iterable
@@ -168,6 +171,10 @@ class Dispatcher:
         self._completions: queue.SimpleQueue[tuple[int, bytes, bool]] = queue.SimpleQueue()
         # Completions taken but handed back undelivered (``unread``), served first.
         self._unread: deque[tuple[int, bytes, bool]] = deque()
+        # Timer ops waiting (Op.timer): (due, order, op id, reply), the earliest first.
+        # The driver's wait for completions ends when the first is due: no thread sleeps.
+        self._timers: list[tuple[float, int, int, bytes]] = []
+        self._timer_order = itertools.count()
         self._lock = threading.Lock()
         self._next_id = 1
         self._in_flight: set[int] = set()
@@ -252,8 +259,17 @@ class Dispatcher:
             if crowded:
                 self._finish(op_id, _CROWDED_REPLY)
                 return op_id
+            if op.timer is not None:
+                seconds, error = op.timer(self.ctx, args)
+                reply = encode_ok(None) if error is None else encode_error(error)
+                with self._lock:
+                    heapq.heappush(self._timers, (time.monotonic() + seconds, next(self._timer_order), op_id, reply))
+                return op_id
         except HostCallError as err:
             self._finish(op_id, encode_error(err))
+            return op_id
+        except Exception:  # a bug in a timer's checks: the guest gets an InternalError, as from a handler
+            self._finish(op_id, encode_error(_internal_error()))
             return op_id
         self._enqueue(op_id, op, args)
         return op_id
@@ -363,15 +379,41 @@ class Dispatcher:
     # guest's own requests, one at a time.
     batches_completions = True
 
+    def _due_timer(self, now: float) -> tuple[int, bytes, bool] | None:
+        """The earliest timer if it is due at ``now`` (taken off the heap)."""
+        with self._lock:
+            if self._timers and self._timers[0][0] <= now:
+                _, _, op_id, reply = heapq.heappop(self._timers)
+                return op_id, reply, True
+        return None
+
+    def _take(self, timeout: float) -> tuple[int, bytes, bool] | None:
+        """The next completion: handed back, a due timer, or from the workers (waiting at
+        most ``timeout`` seconds, and only until the first timer is due)."""
+        if self._unread:
+            return self._unread.popleft()
+        end = time.monotonic() + timeout
+        while True:
+            now = time.monotonic()
+            item = self._due_timer(now)
+            if item is not None:
+                return item
+            wait = end - now
+            with self._lock:
+                if self._timers:
+                    wait = min(wait, self._timers[0][0] - now)
+            try:
+                return self._completions.get(timeout=max(wait, 0.0))
+            except queue.Empty:
+                if time.monotonic() >= end:
+                    return self._due_timer(end)
+
     def next_completion(self, timeout: float) -> tuple[int, bytes] | None:
         """The next reply or progress event, or None after ``timeout`` seconds."""
-        if self._unread:
-            op_id, reply, final = self._unread.popleft()
-        else:
-            try:
-                op_id, reply, final = self._completions.get(timeout=timeout)
-            except queue.Empty:
-                return None
+        item = self._take(timeout)
+        if item is None:
+            return None
+        op_id, reply, final = item
         if final:
             with self._lock:
                 self._in_flight.discard(op_id)
@@ -380,14 +422,15 @@ class Dispatcher:
     def ready_completions(self, limit: int) -> list[tuple[int, bytes]]:
         """Up to ``limit`` more completions that are ready now (no waiting), in order."""
         taken: list[tuple[int, bytes, bool]] = []
+        now = time.monotonic()
         while len(taken) < limit:
-            if self._unread:
-                taken.append(self._unread.popleft())
-                continue
-            try:
-                taken.append(self._completions.get_nowait())
-            except queue.Empty:
-                break
+            item = self._unread.popleft() if self._unread else self._due_timer(now)
+            if item is None:
+                try:
+                    item = self._completions.get_nowait()
+                except queue.Empty:
+                    break
+            taken.append(item)
         if taken:
             with self._lock:
                 for op_id, _, final in taken:
