@@ -7,6 +7,11 @@ Prints, in one run (ratios only mean something within one run: the machine is sh
 * from a JS agent (a loop timed with ``performance.now()``): ``fs.cwd()``,
   ``fs.exists("agent.yaml")`` under a read root, and ``Date.now()``, per call,
   with their ratio to the floor;
+* two async no-ops in ``Promise.all`` batches of 8 (best of 3 runs):
+  ``setTimeout(0)`` (a timer: the dispatcher keeps its wait, no thread) and a
+  fetch the policy refuses (the worker-thread path of ``run_command`` and
+  ``fetch``, with no I/O), against their peer, the same batches of no-ops
+  handed to a pool of 8 Python threads and back, and the floor;
 * 1,000 ``run_command("true")`` from a JS agent (``Promise.all`` in batches of
   8) against 1,000 ``subprocess.run(["true"])`` from plain Python, with the
   confinement the run really uses and again with every layer disabled
@@ -130,6 +135,23 @@ export default async (input) => {
 };
 """
 
+# An async op that takes the worker path and does no I/O: a fetch the policy
+# refuses (the bench agent has no network), answered by a worker thread.
+REFUSED_JS = """\
+const refused = () => http_get_async("http://127.0.0.1:9/").then(() => 1, () => 0);
+export default async (input) => {
+  const n = Number(input.args[0]);
+  await refused();
+  const t0 = performance.now();
+  for (let done = 0; done < n; done += 8) {
+    const batch = [];
+    for (let k = 0; k < 8 && done + k < n; k++) batch.push(refused());
+    await Promise.all(batch);
+  }
+  return ((performance.now() - t0) * 1000) / n; // microseconds per async op
+};
+"""
+
 TRIVIAL_JS = "export default (input) => input.args.length;\n"
 
 
@@ -151,6 +173,22 @@ def floor_us(calls: int, rounds: int = 5) -> float:
         start = time.perf_counter()
         run(store, calls)
         samples.append((time.perf_counter() - start) / calls * 1e6)
+    return min(samples)
+
+
+def handoff_us(n: int, rounds: int = 3) -> float:
+    """Per-op microseconds of a no-op handed to a pool of 8 Python threads and back,
+    in batches of 8 (best of ``rounds``): the thread handoff an async op cannot avoid."""
+    from concurrent.futures import ThreadPoolExecutor, wait
+
+    samples = []
+    with ThreadPoolExecutor(8) as pool:
+        wait([pool.submit(int) for _ in range(8)])
+        for _ in range(rounds):
+            start = time.perf_counter()
+            for done in range(0, n, 8):
+                wait([pool.submit(int) for _ in range(min(8, n - done))])
+            samples.append((time.perf_counter() - start) / n * 1e6)
     return min(samples)
 
 
@@ -279,9 +317,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {label:<22} {js[name]:8.2f} us/call  {js[name] / floor:6.2f}x floor")
 
         timers_agent = make_agent(Path(tmp) / "timers", TIMERS_JS)
-        per_op = float(run_js(timers_agent, str(ns.commands)))  # type: ignore[arg-type]
-        print("\nasync no-op (setTimeout 0: submit -> worker -> completion -> hugind_complete), batches of 8")
-        print(f"  per op                 {per_op:8.2f} us")
+        per_op = min(float(run_js(timers_agent, str(ns.commands))) for _ in range(3))  # type: ignore[arg-type]
+        refused_agent = make_agent(Path(tmp) / "refused", REFUSED_JS)
+        worker_op = min(float(run_js(refused_agent, str(ns.commands))) for _ in range(3))  # type: ignore[arg-type]
+        handoff = handoff_us(ns.commands)
+        print("\nasync no-ops in Promise.all batches of 8 (submit -> ... -> completion -> guest), best of 3")
+        print(f"  Python thread pool     {handoff:8.2f} us/op  (no-op to 8 threads and back, no guest)")
+        for label, value in (("setTimeout 0 (timer)", per_op), ("refused fetch (worker)", worker_op)):
+            ratios = f"{value / handoff:6.2f}x pool  {value / floor:6.2f}x floor"
+            print(f"  {label:<22} {value:8.2f} us/op  {ratios}")
 
         if not ns.skip_commands:
             cmd_agent = make_agent(Path(tmp) / "commands", COMMANDS_JS)
@@ -306,7 +350,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"\nin-process start of a trivial JS agent (median of {ns.repeat})")
         print(f"  GuestInstance(...) alone   {inst_ms:7.3f} ms")
         print(f"  whole run_agent(...)       {run_ms:7.3f} ms")
-    print("\n" + json.dumps({"floor_us": floor, **{f"{k}_us": v for k, v in js.items()}, "async_op_us": per_op}))
+    summary = {"floor_us": floor, **{f"{k}_us": v for k, v in js.items()}}
+    summary.update(async_op_us=per_op, worker_op_us=worker_op, pool_op_us=handoff)
+    print("\n" + json.dumps(summary))
     return 0
 
 

@@ -11,11 +11,15 @@ streaming ops also produce ``{"progress": value}`` events before their reply.
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import json
 import queue
 import re
 import sys
 import threading
+import time
+from collections import deque
 from collections.abc import Iterable
 from typing import Any
 
@@ -32,6 +36,10 @@ MAX_PENDING_OPS = 4096
 # "surrogatepass"); a request with neither needs no scan.
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]|\xed[\xa0-\xbf]")
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+# The requests the JS engine sends most, recognized without a JSON parse: no
+# arguments, or one "path" whose string has nothing JSON would unescape (no
+# quote, backslash or control character). Anything else takes json.loads.
+_PLAIN_REQUEST = re.compile(rb'\{"op":"([a-z_]+\.[a-z_]+)","args":\{(?:"path":"([^"\\\x00-\x1f]*)")?\}\}')
 # Request fields worth keeping in the audit of a refusal (never data or headers).
 AUDITED_ARGS = ("path", "src", "dst", "program", "command", "url", "name")
 # Op prefixes -> the capability names the policy engine audits under.
@@ -42,13 +50,19 @@ class UnknownOp(HostCallError):
     kind = "Unsupported"
 
 
+# Built once: json.dumps with any option builds a new JSONEncoder on every call.
+_COMPACT = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+_COMPACT_ASCII = json.JSONEncoder(separators=(",", ":")).encode
+_json_string = json.encoder.encode_basestring  # what _COMPACT writes for a str
+
+
 def _encode(message: dict[str, Any]) -> bytes:
     try:
-        return json.dumps(message, ensure_ascii=False, separators=(",", ":")).encode()
+        return _COMPACT(message).encode()
     except UnicodeEncodeError:
         # A lone surrogate (from an LLM or MCP server's JSON, say) has no UTF-8
         # form; as a \u escape it is valid JSON and the guest gets it back as is.
-        return json.dumps(message, separators=(",", ":")).encode()
+        return _COMPACT_ASCII(message).encode()
 
 
 # The replies of predicates and of ops that return nothing, encoded once.
@@ -56,8 +70,14 @@ _CONSTANT_REPLIES: dict[Any, bytes] = {True: b'{"ok":true}', False: b'{"ok":fals
 
 
 def encode_ok(value: Any, events: list[Any] | None = None) -> bytes:
-    if events is None and (value is True or value is False or value is None):
-        return _CONSTANT_REPLIES[value]
+    if events is None:
+        if value is True or value is False or value is None:
+            return _CONSTANT_REPLIES[value]
+        if type(value) is str:  # a path, a file's text: no object to walk
+            try:
+                return b'{"ok":' + _json_string(value).encode() + b"}"
+            except UnicodeEncodeError:
+                pass  # a lone surrogate: _encode escapes it
     return _encode({"ok": value} if events is None else {"ok": value, "events": events})
 
 
@@ -146,7 +166,14 @@ class Dispatcher:
         self._workers = 0
         self._idle = 0  # workers waiting on _jobs
         self._queued = 0  # jobs no worker has taken yet
-        self._completions: queue.Queue[tuple[int, bytes, bool]] = queue.Queue()
+        # SimpleQueue: its put and get are C calls (Queue takes a Condition each time).
+        self._completions: queue.SimpleQueue[tuple[int, bytes, bool]] = queue.SimpleQueue()
+        # Completions taken but handed back undelivered (``unread``), served first.
+        self._unread: deque[tuple[int, bytes, bool]] = deque()
+        # Timer ops waiting (Op.timer): (due, order, op id, reply), the earliest first.
+        # The driver's wait for completions ends when the first is due: no thread sleeps.
+        self._timers: list[tuple[float, int, int, bytes]] = []
+        self._timer_order = itertools.count()
         self._lock = threading.Lock()
         self._next_id = 1
         self._in_flight: set[int] = set()
@@ -154,6 +181,17 @@ class Dispatcher:
     # ---- requests ------------------------------------------------------------
 
     def _parse(self, raw: bytes) -> tuple[Op, dict[str, Any]]:
+        plain = _PLAIN_REQUEST.fullmatch(raw)
+        if plain is not None:
+            op = self._ops.get(plain[1].decode())
+            path = plain[2]
+            if op is not None:
+                if path is None:
+                    return op, {}
+                try:  # strict UTF-8 refuses a lone surrogate's 3-byte form: json.loads then names it
+                    return op, {"path": path.decode()}
+                except UnicodeDecodeError:
+                    pass
         try:
             req = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -220,8 +258,17 @@ class Dispatcher:
             if crowded:
                 self._finish(op_id, _CROWDED_REPLY)
                 return op_id
+            if op.timer is not None:
+                seconds, error = op.timer(self.ctx, args)
+                reply = encode_ok(None) if error is None else encode_error(error)
+                with self._lock:
+                    heapq.heappush(self._timers, (time.monotonic() + seconds, next(self._timer_order), op_id, reply))
+                return op_id
         except HostCallError as err:
             self._finish(op_id, encode_error(err))
+            return op_id
+        except Exception:  # a bug in a timer's checks: the guest gets an InternalError, as from a handler
+            self._finish(op_id, encode_error(_internal_error()))
             return op_id
         self._enqueue(op_id, op, args)
         return op_id
@@ -326,16 +373,77 @@ class Dispatcher:
         with self._lock:
             return len(self._in_flight)
 
+    # Whether the driver may deliver several completions in one guest entry. The
+    # record/replay dispatchers say no: their tape orders each delivery among the
+    # guest's own requests, one at a time.
+    batches_completions = True
+
+    def _due_timer(self, now: float) -> tuple[int, bytes, bool] | None:
+        """The earliest timer if it is due at ``now`` (taken off the heap)."""
+        with self._lock:
+            if self._timers and self._timers[0][0] <= now:
+                _, _, op_id, reply = heapq.heappop(self._timers)
+                return op_id, reply, True
+        return None
+
+    def _take(self, timeout: float) -> tuple[int, bytes, bool] | None:
+        """The next completion: handed back, a due timer, or from the workers (waiting at
+        most ``timeout`` seconds, and only until the first timer is due)."""
+        if self._unread:
+            return self._unread.popleft()
+        end = time.monotonic() + timeout
+        while True:
+            now = time.monotonic()
+            item = self._due_timer(now)
+            if item is not None:
+                return item
+            wait = end - now
+            with self._lock:
+                if self._timers:
+                    wait = min(wait, self._timers[0][0] - now)
+            try:
+                return self._completions.get(timeout=max(wait, 0.0))
+            except queue.Empty:
+                if time.monotonic() >= end:
+                    return self._due_timer(end)
+
     def next_completion(self, timeout: float) -> tuple[int, bytes] | None:
         """The next reply or progress event, or None after ``timeout`` seconds."""
-        try:
-            op_id, reply, final = self._completions.get(timeout=timeout)
-        except queue.Empty:
+        item = self._take(timeout)
+        if item is None:
             return None
+        op_id, reply, final = item
         if final:
             with self._lock:
                 self._in_flight.discard(op_id)
         return op_id, reply
+
+    def ready_completions(self, limit: int) -> list[tuple[int, bytes]]:
+        """Up to ``limit`` more completions that are ready now (no waiting), in order."""
+        taken: list[tuple[int, bytes, bool]] = []
+        now = time.monotonic()
+        while len(taken) < limit:
+            item = self._unread.popleft() if self._unread else self._due_timer(now)
+            if item is None:
+                try:
+                    item = self._completions.get_nowait()
+                except queue.Empty:
+                    break
+            taken.append(item)
+        if taken:
+            with self._lock:
+                for op_id, _, final in taken:
+                    if final:
+                        self._in_flight.discard(op_id)
+        return [(op_id, reply) for op_id, reply, _ in taken]
+
+    def unread(self, items: list[tuple[int, bytes]]) -> None:
+        """Hand back completions taken but not delivered: they come next, in the same order."""
+        with self._lock:
+            for op_id, reply in items:
+                if _is_final(reply):
+                    self._in_flight.add(op_id)
+        self._unread.extendleft(reversed([(op_id, reply, _is_final(reply)) for op_id, reply in items]))
 
     def close(self) -> None:
         """End of run: running ops see ``ctx.cancelled``; queued ones never start."""
@@ -344,6 +452,11 @@ class Dispatcher:
             workers = self._workers
         for _ in range(workers):  # after the queued jobs, which the workers fail fast
             self._jobs.put(None)
+
+
+def _is_final(reply: bytes) -> bool:
+    # Progress events are the only non-final replies, and they are built by _reply_async.
+    return not reply.startswith(b'{"progress"')
 
 
 def _internal_error() -> HostCallError:

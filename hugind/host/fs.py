@@ -215,7 +215,13 @@ def _stat_allowed(ctx: HostContext, op: str, path: str) -> os.stat_result | None
 
 
 def _exists(ctx: HostContext, args: dict[str, Any]) -> bool:
-    return _stat_allowed(ctx, "exists", _path(args)) is not None
+    path = _path(args)
+    real, fd = _engine(ctx).check_read_held("exists", path)
+    if fd is not None:  # the check opened the very object: it exists, no stat needed
+        os.close(fd)
+        return True
+    with _errors("exists", path):
+        return _lstat(real) is not None
 
 
 def _is_kind(test: Any, op: str) -> Any:

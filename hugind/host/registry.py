@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from hugind.errors import InvalidArgument
+from hugind.errors import HostCallError, InvalidArgument
 
 Handler = Callable[["HostContext", dict[str, Any]], Any]
 
@@ -44,6 +44,10 @@ class Op:
     # The guest's reports about itself (result, error, tool result): a lone UTF-16
     # surrogate in them becomes U+FFFD instead of refusing the request.
     lenient_text: bool = False
+    # A timer: an async op whose whole work is waiting. Called on submit, it checks
+    # the args and returns (seconds to wait, the error to reply then, or None for
+    # ``{"ok": null}``); the dispatcher keeps the wait itself, with no thread.
+    timer: Callable[[HostContext, dict[str, Any]], tuple[float, HostCallError | None]] | None = None
 
 
 @dataclass

@@ -197,10 +197,17 @@ def resolve(path: str, cwd: Path, *, follow_last: bool = True) -> Path:
         raise _unstable(path, exc) from None
 
 
-def resolve_held(path: str, cwd: Path) -> tuple[str, int | None]:
+def _join(cwd: str, path: str) -> str:
+    """``os.path.join(cwd, path)`` for two strings, without its generic checks (it runs on every call)."""
+    if path.startswith("/"):
+        return path
+    return cwd + path if not cwd or cwd.endswith("/") else f"{cwd}/{path}"
+
+
+def resolve_held(path: str, cwd: Path | str) -> tuple[str, int | None]:
     """``str(resolve(path, cwd))`` plus an ``O_PATH`` fd of the object it names, which
     the caller closes; the fd is None when nothing exists there (yet)."""
-    joined = os.path.join(cwd, path)
+    joined = _join(cwd, path) if isinstance(cwd, str) else os.path.join(cwd, path)
     held = _open_canonical(joined)
     if held is not None:
         return held
@@ -248,10 +255,12 @@ def _precheck(view: FsView, op: str, path: str, write: bool) -> str:
 
 def _rule_for(view: FsView, name: str, path: str, real_str: str, write: bool) -> str:
     """The rule allowing ``name`` on the resolved ``real_str``, or Denied."""
-    shown = repr(path)
     roots = view.writable_strs if write else view.readable_strs
     root = _root_of(real_str, roots)
     forbidden = _forbidden(real_str, root, view.internal_strs)
+    if forbidden is None and root is not None and name not in ROOT_PROTECTED_OPS:
+        return f"filesystem.{'write' if write else 'read'}:{root.spec}"  # allowed: no message to build
+    shown = repr(path)
     if forbidden == "internal":
         raise Denied(
             "filesystem.internal",
@@ -292,7 +301,7 @@ def decide_read_held(view: FsView, op: str, path: str) -> tuple[str, str, int | 
     name = _precheck(view, op, path, False)
     if name in ENTRY_OPS:
         raise ValueError(f"{op} acts on the entry, not on what it points to")
-    real, fd = resolve_held(path, view.cwd)
+    real, fd = resolve_held(path, view.cwd_str)
     try:
         return real, _rule_for(view, name, path, real, False), fd
     except BaseException:

@@ -46,6 +46,8 @@ def _is_final(reply: bytes) -> bool:
 
 
 class RecordingDispatcher(Dispatcher):
+    batches_completions = False  # each delivery is written down where the guest saw it
+
     def __init__(self, ctx: HostContext, ops: Iterable[Op], tape: Recorder) -> None:
         super().__init__(ctx, ops)
         self.tape = tape
@@ -69,6 +71,8 @@ class RecordingDispatcher(Dispatcher):
 
 
 class ReplayDispatcher(Dispatcher):
+    batches_completions = False
+
     def __init__(self, ctx: HostContext, ops: Iterable[Op], player: Player) -> None:
         super().__init__(ctx, ops)
         self.player = player

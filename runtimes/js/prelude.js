@@ -28,14 +28,17 @@
     return args ? '{"op":"' + op + '","args":' + JSON.stringify(args) + "}" : '{"op":"' + op + '","args":{}}';
   }
 
-  // The replies of the hot predicates (fs.exists, fs.is_file ...), known without parsing.
+  // The replies of the hot predicates (fs.exists, fs.is_file ...) and of ops that
+  // return nothing (fs.write_text, a timer), known without parsing.
   const TRUE_REPLY = '{"ok":true}';
   const FALSE_REPLY = '{"ok":false}';
+  const NULL_REPLY = '{"ok":null}';
 
   function call(op, args) {
     const text = native.call(request(op, args));
     if (text === TRUE_REPLY) return true;
     if (text === FALSE_REPLY) return false;
+    if (text === NULL_REPLY) return null;
     const reply = JSON.parse(text);
     if (reply.error) throw hostError(reply.error);
     return reply.ok;
@@ -71,6 +74,11 @@
   function complete(id, text) {
     const entry = pending.get(id);
     if (!entry) return;
+    if (text === NULL_REPLY) {
+      pending.delete(id);
+      entry.resolve(null);
+      return;
+    }
     const reply = JSON.parse(text);
     if ("progress" in reply) {
       if (entry.onProgress) entry.onProgress(reply.progress);

@@ -71,8 +71,21 @@ static void engine_fatal(const char *what) {
 #define EXCHANGE_BYTES 16384
 static uint8_t exchange[EXCHANGE_BYTES];
 
+/* Sync calls that report to the host (agent.*, tool.*), counted: a batch of
+   completions stops after the one whose callbacks reported, since the host
+   may be waiting for exactly that (hugind_complete_many). */
+static uint32_t reports_made;
+
+static int is_report(const char *req, size_t len) {
+    static const char agent[] = "{\"op\":\"agent.", tool[] = "{\"op\":\"tool.";
+    return (len >= sizeof(agent) - 1 && memcmp(req, agent, sizeof(agent) - 1) == 0) ||
+           (len >= sizeof(tool) - 1 && memcmp(req, tool, sizeof(tool) - 1) == 0);
+}
+
 /* Perform one synchronous host call; returns the response as a JS string. */
 static JSValue host_call_str(JSContext *c, const char *req, size_t req_len) {
+    if (is_report(req, req_len))
+        reports_made++;
     int32_t n = hugind_host_call_into((const uint8_t *)req, (int32_t)req_len, exchange, EXCHANGE_BYTES);
     if (n < 0)
         return JS_ThrowInternalError(c, "host call rejected by the ABI (%d)", n);
@@ -911,6 +924,57 @@ int32_t hugind_complete(int32_t op_id, uint8_t *resp, int32_t len) {
         return -1;
     }
     return dispatch("complete", resp, len, op_id);
+}
+
+/* Deliver several completions in one entry: `batch` holds records of
+   [op id: i32 LE][length: i32 LE][reply bytes], each handled as one
+   hugind_complete (its jobs drained before the next). Stops after a record
+   whose callbacks reported to the host (agent.*, tool.*): what the host waits
+   for may have happened, and it decides about the rest. Returns how many
+   records were consumed (the host delivers the others later), or a negative
+   status (a malformed batch: nothing delivered; a dispatcher failure). */
+__attribute__((export_name("hugind_complete_many")))
+int32_t hugind_complete_many(uint8_t *batch, int32_t len) {
+    if (!ctx || len < 0) {
+        free(batch);
+        return -1;
+    }
+    /* Check every record's bounds before delivering any. */
+    int32_t records = 0;
+    for (size_t at = 0; at < (size_t)len; records++) {
+        int32_t n;
+        if ((size_t)len - at < 8) {
+            free(batch);
+            return -2;
+        }
+        memcpy(&n, batch + at + 4, 4);
+        if (n < 0 || (size_t)n > (size_t)len - at - 8) {
+            free(batch);
+            return -2;
+        }
+        at += 8 + (size_t)n;
+    }
+    int32_t done = 0, status = 0;
+    size_t at = 0;
+    while (done < records && status == 0) {
+        int32_t id, n;
+        memcpy(&id, batch + at, 4);
+        memcpy(&n, batch + at + 4, 4);
+        uint8_t *copy = malloc(n ? (size_t)n : 1); /* dispatch owns and frees its text */
+        if (!copy) {
+            status = -3;
+            break;
+        }
+        memcpy(copy, batch + at + 8, (size_t)n);
+        at += 8 + (size_t)n;
+        uint32_t before = reports_made;
+        status = dispatch("complete", copy, n, id);
+        done++;
+        if (reports_made != before)
+            break;
+    }
+    free(batch);
+    return status ? status : done;
 }
 
 #ifdef HUGIND_STANDALONE
