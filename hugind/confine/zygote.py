@@ -75,10 +75,15 @@ def _prctl(option: int, value: int) -> None:
 
 
 def _load_landlock() -> None:
+    """The sibling module, from its file: under Landlock (the launcher's mode) only the file
+    is granted, not its directory, which an ordinary import would list."""
     global _landlock
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import landlock  # type: ignore[import-not-found]  # standalone sibling module
-
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.py")
+    landlock = ModuleType("landlock")
+    landlock.__file__ = path
+    sys.modules["landlock"] = landlock
+    with open(path, encoding="utf-8") as f:
+        exec(compile(f.read(), path, "exec"), landlock.__dict__)  # hugind's own file
     if landlock.abi_version() < landlock.SCOPE_ABI:
         raise OSError(f"Landlock ABI {landlock.abi_version()} cannot scope signals")
     _landlock = landlock
@@ -342,7 +347,12 @@ class Zygote:
             for fd in fds:
                 os.close(fd)
             return False
-        cmd = json.loads(data)
+        try:
+            cmd = json.loads(data)
+            if not isinstance(cmd, dict) or not isinstance(cmd.get("id"), int):
+                raise ValueError("not a command")
+        except ValueError:  # hugind sends none such; ignore rather than die with every command
+            cmd = {}
         if cmd.get("op") == "run":
             self.start(cmd, fds)
             return True

@@ -132,7 +132,7 @@ def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str, request: dict[st
 
 def _zygote_for(engine: Any, network: Any, plan: ChildPlan, caps: Capabilities) -> Zygote | None:
     """The run's zygote that can start this command exactly as planned, or None (per-command path):
-    only a command whose plan is the run's view (program and cwd inside it, no network)."""
+    only a command whose plan is the run's view with its cwd (its program inside it, no network)."""
     from hugind.confine import zygotes
 
     pool = getattr(network, "zygotes", None)
@@ -140,7 +140,7 @@ def _zygote_for(engine: Any, network: Any, plan: ChildPlan, caps: Capabilities) 
         return None
     from hugind.confine.plan import child_view
 
-    view = child_view(engine)
+    view = child_view(engine, None, plan.cwd)  # the run's shell cwd is every command's: part of the view
     if (view.read, view.write, view.hide) != (plan.read, plan.write, plan.hide):
         return None
     return pool.get(view, caps)
