@@ -6,14 +6,17 @@ command, with the run's view and none of a command's own parts)::
     python3 -I -S zygote.py FD
 
 FD is one end of a ``SOCK_SEQPACKET`` socket pair whose other end hugind
-holds. Messages are JSON objects, one a packet:
+holds, one message a packet:
 
-* hugind -> zygote: ``{"op": "run", "id", "argv", "env", "cwd", "rlimits"}``
-  with two descriptors (the command's stdout and stderr: pipes hugind reads),
-  and ``{"op": "signal", "id", "sig": "term" | "kill"}``;
-* zygote -> hugind: ``{"ready": true}`` once, then ``{"id", "code"}`` when a
-  command's whole process tree is gone (``code``: its exit status, 128+N
-  for a signal N).
+* hugind -> zygote: a ``marshal`` dict (version 4; only hugind can write
+  here), ``{"op": "run", "id", "argv", "env", "cwd", "rlimits"}`` with two
+  descriptors (the command's stdout and stderr: pipes hugind reads), or
+  ``{"op": "signal", "id", "sig": "term" | "kill"}``;
+* zygote -> hugind: ASCII, ``ready`` once, then ``ID CODE`` when a command's
+  whole process tree is gone (``CODE``: its exit status, 128+N for a signal N).
+
+No ``json``, ``socket``, ``signal`` or ``contextlib`` (their imports were
+most of the zygote's start); ``ctypes`` for ``prctl`` and Landlock.
 
 The zygote runs each command in a *worker*: a process it forked once, which
 runs one command at a time and is reused (forking a Python per command cost
@@ -37,14 +40,13 @@ When hugind closes its end, the zygote kills everything and exits.
 
 from __future__ import annotations
 
-import contextlib
+import _signal as signal  # the C modules: socket.py and signal.py pull in enum (startup time)
+import _socket as socket
 import ctypes
-import json
+import marshal
 import os
 import resource
 import select
-import signal
-import socket
 import sys
 from types import ModuleType
 
@@ -105,17 +107,41 @@ def _children(pid: int | str) -> list[int]:
     return out
 
 
+def _kill(pid: int, sig: int) -> bool:
+    try:
+        os.kill(pid, sig)
+    except OSError:
+        return False
+    return True
+
+
 def _signal_tree(root: int | str, sig: int, *, include_root: bool) -> None:
     """Send ``sig`` to every descendant of ``root``, parents before their children."""
     todo = _children(root)
     while todo:
         pid = todo.pop()
-        with contextlib.suppress(OSError):
-            os.kill(pid, sig)
+        _kill(pid, sig)
         todo += _children(pid)
     if include_root and isinstance(root, int):
-        with contextlib.suppress(OSError):
-            os.kill(root, sig)
+        _kill(root, sig)
+
+
+def _fd_bytes(fds: list[int]) -> bytes:
+    return b"".join(fd.to_bytes(4, sys.byteorder, signed=True) for fd in fds)
+
+
+def recv_with_fds(sock: socket.socket, maxfds: int) -> tuple[bytes, list[int]]:
+    """One packet and the descriptors that came with it."""
+    data, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_LEN(4 * maxfds))
+    fds: list[int] = []
+    for level, kind, raw in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds += [int.from_bytes(raw[i : i + 4], sys.byteorder, signed=True) for i in range(0, len(raw) - 3, 4)]
+    return data, fds
+
+
+def send_with_fds(sock: socket.socket, data: bytes, fds: list[int]) -> None:
+    sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fd_bytes(fds))])
 
 
 def _kill_all_below() -> None:
@@ -176,8 +202,10 @@ def _run_one(cmd: dict, out_fd: int, err_fd: int) -> int:
             os.close(null)
     except Exception as exc:  # one line, never a traceback, and the program never runs
         text = getattr(exc, "strerror", None) or str(exc)
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105  # contextlib costs the zygote's start more than it saves here
             os.write(err_fd, f"hugind-confine: cannot execute {cmd['argv'][0]}: {text}\n".encode(errors="replace"))
+        except OSError:
+            pass  # its stderr is gone: hugind sees status 126 all the same
         return EXIT_LAUNCH_FAILED
     finally:
         os.close(out_fd)
@@ -200,22 +228,22 @@ def _worker(conn: socket.socket, rlimits: dict[str, int]) -> None:
     # RLIMIT_CPU counts this worker's own CPU too: retire well before it could bite.
     cpu_budget = rlimits.get("cpu", 1 << 30) / 2
     while True:
-        data, fds, _, _ = socket.recv_fds(conn, MAX_MESSAGE, 2)
+        data, fds = recv_with_fds(conn, 2)
         if not data or len(fds) != 2:
             return
-        cmd = json.loads(data)
+        cmd = marshal.loads(data)
         code = _run_one(cmd, fds[0], fds[1])
-        conn.send(json.dumps({"id": cmd["id"], "code": code}).encode())
+        conn.send(f"{cmd['id']} {code}".encode())
         times = os.times()
         if times.user + times.system > cpu_budget:
             return
 
 
 class _Worker:
-    def __init__(self, pid: int, conn: socket.socket, rlimits: str) -> None:
+    def __init__(self, pid: int, conn: socket.socket, rlimits: tuple[tuple[str, int], ...]) -> None:
         self.pid = pid
         self.conn = conn
-        self.rlimits = rlimits  # the JSON of its rlimits: workers serve commands with the same
+        self.rlimits = rlimits  # a worker serves only commands with these very rlimits
         self.command: int | None = None  # the id of the command it runs
 
 
@@ -232,10 +260,10 @@ class Zygote:
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda _s, _f: None)
 
-    def send(self, message: dict) -> None:
-        self.sock.send(json.dumps(message).encode())
+    def report(self, ident: int, code: int) -> None:
+        self.sock.send(f"{ident} {code}".encode())
 
-    def _fork_worker(self, rlimits: str) -> _Worker:
+    def _fork_worker(self, rlimits: tuple[tuple[str, int], ...]) -> _Worker:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:
@@ -247,7 +275,7 @@ class Zygote:
                 keep = theirs.fileno()
                 os.closerange(3, keep)
                 os.closerange(keep + 1, 1 << 20)
-                _worker(theirs, json.loads(rlimits))
+                _worker(theirs, dict(rlimits))
             except BaseException as exc:  # one line, never a traceback
                 os.write(2, f"hugind-confine: zygote worker: {exc}\n".encode(errors="replace"))
             finally:
@@ -263,13 +291,14 @@ class Zygote:
         try:
             if len(fds) != 2:
                 raise OSError("expected two descriptors")
-            rlimits = json.dumps(cmd["rlimits"], sort_keys=True)
+            rlimits = tuple(sorted(cmd["rlimits"].items()))
             worker = next((w for w in self.workers.values() if w.command is None and w.rlimits == rlimits), None)
             if worker is None:
                 worker = self._fork_worker(rlimits)
-            socket.send_fds(worker.conn, [json.dumps(cmd).encode()], fds)
+            send_with_fds(worker.conn, marshal.dumps(cmd, 4), fds)
         except OSError as exc:
-            self.send({"id": cmd.get("id"), "code": EXIT_LAUNCH_FAILED, "error": str(exc)})
+            os.write(2, f"hugind-confine: zygote: cannot start command {cmd['id']}: {exc}\n".encode(errors="replace"))
+            self.report(cmd["id"], EXIT_LAUNCH_FAILED)
             return
         finally:
             for fd in fds:
@@ -290,7 +319,7 @@ class Zygote:
         ident, worker.command = worker.command, None
         if ident is not None:
             self.by_id.pop(ident, None)
-            self.send({"id": ident, "code": code})
+            self.report(ident, code)
 
     def from_worker(self, worker: _Worker) -> None:
         try:
@@ -304,16 +333,18 @@ class Zygote:
             del self.by_conn[worker.conn.fileno()]
             worker.conn.close()
             return
-        message = json.loads(data)
-        if message.get("id") == worker.command:
-            self._finished(worker, int(message["code"]))
+        ident, _, code = data.partition(b" ")
+        if int(ident) == worker.command:
+            self._finished(worker, int(code))
         idle = sum(1 for w in self.workers.values() if w.command is None)
         if idle > MAX_IDLE_WORKERS:
             self._retire(worker)
 
     def _retire(self, worker: _Worker) -> None:
-        with contextlib.suppress(OSError):
+        try:  # noqa: SIM105  # no contextlib (start time)
             worker.conn.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass  # already gone: reap() sees it
 
     def reap(self) -> None:
         """Workers that ended (a command still on one was killed); orphans are killed."""
@@ -342,16 +373,16 @@ class Zygote:
 
     def handle(self) -> bool:
         """One message from hugind; False when hugind closed its end."""
-        data, fds, _, _ = socket.recv_fds(self.sock, MAX_MESSAGE, 2)
+        data, fds = recv_with_fds(self.sock, 2)
         if not data:
             for fd in fds:
                 os.close(fd)
             return False
         try:
-            cmd = json.loads(data)
+            cmd = marshal.loads(data)
             if not isinstance(cmd, dict) or not isinstance(cmd.get("id"), int):
                 raise ValueError("not a command")
-        except ValueError:  # hugind sends none such; ignore rather than die with every command
+        except (ValueError, EOFError, TypeError):  # hugind sends none such: ignore, do not die
             cmd = {}
         if cmd.get("op") == "run":
             self.start(cmd, fds)
@@ -363,12 +394,14 @@ class Zygote:
         return True
 
     def serve(self) -> None:
-        self.send({"ready": True})
+        self.sock.send(b"ready")
         while True:
             for fd, _ in self.poller.poll():
                 if fd == self.wake_r:
-                    with contextlib.suppress(BlockingIOError):
+                    try:  # noqa: SIM105  # no contextlib (start time)
                         os.read(self.wake_r, 4096)
+                    except BlockingIOError:
+                        pass
                     self.reap()
                 elif fd == self.sock.fileno():
                     if not self.handle():
