@@ -11,8 +11,10 @@ grace, so a child that ignores SIGTERM still dies. When the main child
 exits, whatever it left running in its group is killed too.
 
 Every child starts confined by the kernel (:mod:`hugind.confine`): it sees
-only the policy's roots, has no direct network, lives in its own PID
-namespace (so nothing it starts outlives the command) and under rlimits.
+only the policy's roots, has no direct network, and runs under rlimits;
+nothing it starts outlives the command. A command whose view is the run's
+starts in the run's zygote (one sandbox per view, :mod:`hugind.confine.zygotes`);
+any other gets a sandbox of its own.
 """
 
 from __future__ import annotations
