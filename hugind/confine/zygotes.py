@@ -21,11 +21,12 @@ import sys
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from hugind.confine.cgroup import ChildCgroup
 from hugind.confine.command import JOIN_CGROUP, Launch, bwrap_argv, launcher_argv, missing_layers
 from hugind.confine.landlock import SCOPE_ABI
-from hugind.confine.plan import MAX_PROCESSES, ChildPlan, Rlimits, View
+from hugind.confine.plan import MAX_PROCESSES, ChildPlan, Rlimits, View, child_view
 from hugind.confine.probe import Capabilities
 
 ZYGOTE_ENV = "HUGIND_ZYGOTE"  # "0": a confined launch per command, as before zygotes
@@ -103,6 +104,7 @@ class Zygote:
         self._ready = threading.Event()
         self.alive = False
         self.problem = ""
+        self._abandoned = False
         self.proc: subprocess.Popen[bytes] | None = None
         try:
             launch = zygote_launch(view, caps, theirs.fileno())
@@ -115,6 +117,7 @@ class Zygote:
         self._thread = threading.Thread(target=self._serve, args=(launch, theirs), name="hugind-zygote", daemon=True)
         self._thread.start()
         if not self._ready.wait(START_TIMEOUT) or not self.alive:
+            self._abandoned = True  # a zygote that says ready after this is ended at once
             self.kill()
             raise ZygoteUnavailable(self.problem or "the zygote did not start in time")
 
@@ -149,6 +152,8 @@ class Zygote:
                 if not data:
                     return
                 if data == b"ready":
+                    if self._abandoned:
+                        return  # _finish kills it
                     self.alive = True
                     self._ready.set()
                     continue
@@ -248,6 +253,10 @@ class Ticket:
         self.zygote.signal(self.ident, sig)
 
 
+def _holds(view: View, plan: ChildPlan) -> bool:
+    return (view.read, view.write, view.hide) == (plan.read, plan.write, plan.hide)
+
+
 class ZygotePool:
     """The run's zygotes, one per (view, layers); closed with the run."""
 
@@ -255,7 +264,24 @@ class ZygotePool:
         self._lock = threading.Lock()
         self._zygotes: dict[tuple[View, Capabilities], Zygote] = {}
         self._broken: dict[tuple[View, Capabilities], str] = {}
+        self._views: dict[str, View] = {}  # by cwd: the last view computed for it
         self._closed = False
+
+    def lease(self, engine: Any, plan: ChildPlan, caps: Capabilities) -> Zygote | None:
+        """The zygote that can start ``plan`` exactly as planned: its view (the policy's,
+        with the plan's cwd) must be the plan's own, i.e. the program lies inside it.
+
+        The view of a cwd is remembered: a plan equal to a remembered view is exactly
+        what that view's zygote holds, even if the policy's roots changed since (a plan
+        is always computed afresh); on a mismatch the view is computed again."""
+        if plan.network != "none":
+            return None
+        cached = self._views.get(plan.cwd)
+        if cached is not None and _holds(cached, plan):
+            return self.get(cached, caps)
+        view = child_view(engine, None, plan.cwd)
+        self._views[plan.cwd] = view
+        return self.get(view, caps) if _holds(view, plan) else None
 
     def get(self, view: View, caps: Capabilities) -> Zygote | None:
         """The running zygote for ``view``, started on first use (again if a command killed

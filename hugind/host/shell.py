@@ -138,14 +138,9 @@ def _zygote_for(engine: Any, network: Any, plan: ChildPlan, caps: Capabilities) 
     from hugind.confine import zygotes
 
     pool = getattr(network, "zygotes", None)
-    if pool is None or plan.network != "none" or not zygotes.enabled() or not zygotes.usable(caps):
+    if pool is None or not zygotes.enabled() or not zygotes.usable(caps):
         return None
-    from hugind.confine.plan import child_view
-
-    view = child_view(engine, None, plan.cwd)  # the run's shell cwd is every command's: part of the view
-    if (view.read, view.write, view.hide) != (plan.read, plan.write, plan.hide):
-        return None
-    return pool.get(view, caps)
+    return pool.lease(engine, plan, caps)
 
 
 def _supervise_in_zygote(
