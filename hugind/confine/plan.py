@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,6 +75,14 @@ class ChildPlan:
 
 def etc_secrets() -> tuple[str, ...]:
     return tuple(f"/etc/{name}" for name in ETC_SECRETS if os.path.lexists(f"/etc/{name}"))
+
+
+def _real_dir(path: str) -> bool:
+    """A directory and not a symlink to one (one lstat, not isdir + islink)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
 
 
 def _inside(path: str, roots: list[str]) -> bool:
@@ -147,7 +156,7 @@ def child_view(engine: Any, program: str | None = None, cwd: str | None = None) 
     """The view of the policy; a ``program`` or ``cwd`` outside it is added read-only.
     Without them: the run's shared view (what a zygote holds for all its commands)."""
     readable, writable = fs_grants(engine)
-    system = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
+    system = [d for d in SYSTEM_DIRS if _real_dir(d)]
     read = [*system, "/etc", *readable]
     if program and not _inside(program, read):
         read.append(program)
