@@ -14,9 +14,10 @@ Prints, in one run (ratios only mean something within one run: the machine is sh
   handed to a pool of 8 Python threads and back, and the floor;
 * 1,000 ``run_command("true")`` from a JS agent (``Promise.all`` in batches of
   8) against 1,000 ``subprocess.run(["true"])`` from plain Python, with the
-  confinement the run really uses and again with every layer disabled
-  (``HUGIND_CONFINE_DISABLE``), so dispatch overhead shows apart from
-  confinement cost;
+  confinement the run really uses (through the run's zygote), again with a
+  sandbox per command (``HUGIND_ZYGOTE=0``), both with bubblewrap and with
+  hugind's launcher, and with every layer disabled (``HUGIND_CONFINE_DISABLE``),
+  so dispatch overhead shows apart from confinement cost;
 * instantiating the JS engine for a trivial agent, in process.
 
 It uses only public APIs, so the same file measures another checkout: run it
@@ -53,6 +54,7 @@ from hugind.run import RunOptions, run_agent  # noqa: E402
 
 CONFINE_OFF = "bwrap,namespaces,landlock,cgroup"
 DISABLE_ENV = "HUGIND_CONFINE_DISABLE"
+ZYGOTE_ENV = "HUGIND_ZYGOTE"
 
 FLOOR_WAT = """
 (module
@@ -230,10 +232,28 @@ def confinement(disable: str | None) -> Iterator[None]:
             os.environ[DISABLE_ENV] = saved
 
 
-def commands(root: Path, n: int) -> tuple[float, float]:
-    """(hugind seconds, plain Python seconds) for ``n`` commands."""
-    hugind_s = float(run_js(root, str(n)))  # type: ignore[arg-type]
-    return hugind_s, python_commands(n)
+@contextmanager
+def zygotes(on: bool) -> Iterator[None]:
+    """Commands through the run's zygote (as runs are) or, off, a confined launch each."""
+    saved = os.environ.pop(ZYGOTE_ENV, None)
+    if not on:
+        os.environ[ZYGOTE_ENV] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop(ZYGOTE_ENV, None)
+        if saved is not None:
+            os.environ[ZYGOTE_ENV] = saved
+
+
+def commands(root: Path, n: int, rounds: int = 3) -> tuple[float, float]:
+    """(hugind seconds, plain Python seconds) for ``n`` commands, each the best of ``rounds``
+    taken in turns: the machine is shared, and a burst of load must not land on one side only."""
+    hugind_s, python_s = [], []
+    for _ in range(rounds):
+        hugind_s.append(float(run_js(root, str(n))))  # type: ignore[arg-type]
+        python_s.append(python_commands(n))
+    return min(hugind_s), min(python_s)
 
 
 def launch_cost(root: Path, n: int) -> tuple[float, float, list[str]]:
@@ -329,21 +349,33 @@ def main(argv: list[str] | None = None) -> int:
 
         if not ns.skip_commands:
             cmd_agent = make_agent(Path(tmp) / "commands", COMMANDS_JS)
-            print(f"\n{ns.commands} run_command('true'), Promise.all in batches of 8, vs subprocess.run(['true'])")
-            for label, disable in (("confined (as runs are)", None), (f"{DISABLE_ENV}={CONFINE_OFF}", CONFINE_OFF)):
-                with confinement(disable):
+            print(
+                f"\n{ns.commands} run_command('true'), Promise.all in batches of 8, vs subprocess.run(['true'])"
+                " (best of 3 each, in turns)"
+            )
+            rows = (
+                ("confined, zygote (as runs are)", None, True),
+                (f"confined, {ZYGOTE_ENV}=0 (a sandbox per command)", None, False),
+                ("launcher (HUGIND_CONFINE_DISABLE=bwrap), zygote", "bwrap", True),
+                (f"launcher, {ZYGOTE_ENV}=0", "bwrap", False),
+                (f"{DISABLE_ENV}={CONFINE_OFF}", CONFINE_OFF, False),
+            )
+            for label, disable, zygote in rows:
+                with confinement(disable), zygotes(zygote):
                     h, p = commands(cmd_agent, ns.commands)
-                    seq, par, argv = launch_cost(cmd_agent, ns.commands)
+                    launch = None if zygote else launch_cost(cmd_agent, ns.commands)
                 per = 1000 / ns.commands
                 print(
                     f"  {label}: hugind {h:6.2f} s ({h * per:6.2f} ms/cmd), "
                     f"python {p:6.2f} s ({p * per:6.2f} ms/cmd), ratio {h / p:5.2f}x"
                 )
-                print(
-                    f"    its launch alone ({os.path.basename(argv[0])} ... true, no hugind): "
-                    f"{seq * per:6.2f} ms/cmd one at a time, {par * per:6.2f} ms/cmd 8 at a time; "
-                    f"hugind / launch 8 at a time {h / par:5.2f}x"
-                )
+                if launch is not None:
+                    seq, par, argv = launch
+                    print(
+                        f"    its launch alone ({os.path.basename(argv[0])} ... true, no hugind): "
+                        f"{seq * per:6.2f} ms/cmd one at a time, {par * per:6.2f} ms/cmd 8 at a time; "
+                        f"hugind / launch 8 at a time {h / par:5.2f}x"
+                    )
 
         trivial = make_agent(Path(tmp) / "trivial", TRIVIAL_JS)
         run_ms, inst_ms = instantiate_ms(trivial, ns.repeat)

@@ -133,7 +133,12 @@ def spec_args(spec: dict[str, Any]) -> list[str]:
 
 
 def launcher_argv(
-    plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None, cgroup: ChildCgroup | None
+    plan: ChildPlan,
+    caps: Capabilities,
+    proxy: ProxyEndpoint | None,
+    cgroup: ChildCgroup | None,
+    *,
+    rlimits: bool = True,
 ) -> list[str]:
     read = list(plan.read)
     write = list(plan.write)
@@ -149,7 +154,7 @@ def launcher_argv(
         "read": read,
         "write": write,
         "hide": list(plan.hide),
-        "rlimits": plan.rlimits.as_dict(),
+        "rlimits": plan.rlimits.as_dict() if rlimits else {},
         "restrict_tcp": True,
         "tcp_port": proxy.port if proxy is not None else None,
         # Python's locale coercion (PEP 538) adds LC_CTYPE to the launcher's own

@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from hugind.confine.command import Launch, ProxyEndpoint, confined
-from hugind.confine.plan import absent_roots, plan_child
-from hugind.confine.probe import capabilities
+from hugind.confine.command import Launch, ProxyEndpoint, confined, missing_layers
+from hugind.confine.plan import ChildPlan, absent_roots, plan_child
+from hugind.confine.probe import Capabilities, capabilities
 from hugind.errors import PermissionDenied
 
 
@@ -28,12 +28,28 @@ def prepare(
     request: dict[str, Any],
     proxy: ProxyEndpoint | None = None,
 ) -> Launch:
+    plan, caps = checked_plan(engine, argv, cwd, env, capability=capability, request=request, proxy=proxy)
+    return confined(plan, caps, proxy)
+
+
+def checked_plan(
+    engine: Any,
+    argv: Sequence[str],
+    cwd: str,
+    env: dict[str, str],
+    *,
+    capability: str,
+    request: dict[str, Any],
+    proxy: ProxyEndpoint | None = None,
+) -> tuple[ChildPlan, Capabilities]:
+    """The child's plan and this machine's layers, once the missing ones were refused or warned of."""
     plan = plan_child(engine, tuple(argv), cwd, env, kind=capability)
-    launch = confined(plan, capabilities(), proxy)
-    if launch.missing:
-        reason = f"{capability}: this machine cannot confine the child: missing {'; '.join(launch.missing)}"
+    caps = capabilities()
+    missing = missing_layers(caps)
+    if missing:
+        reason = f"{capability}: this machine cannot confine the child: missing {'; '.join(missing)}"
         if engine.policy.shell.require_confinement:
-            engine.record(capability, {**request, "missing": list(launch.missing)}, False, f"{capability}.confinement")
+            engine.record(capability, {**request, "missing": list(missing)}, False, f"{capability}.confinement")
             err = PermissionDenied(f"{reason} (shell.require_confinement is on)")
             err.recorded = True
             raise err
@@ -50,4 +66,4 @@ def prepare(
             "child-network",
             f"{capability}: the policy allows network, but children get none here (no filtering proxy available)",
         )
-    return launch
+    return plan, caps

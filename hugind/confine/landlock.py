@@ -41,6 +41,7 @@ NET_BIND_TCP = 1 << 0  # ABI 4
 NET_CONNECT_TCP = 1 << 1  # ABI 4
 SCOPE_ABSTRACT_UNIX_SOCKET = 1 << 0  # ABI 6
 SCOPE_SIGNAL = 1 << 1  # ABI 6
+SCOPE_ABI = 6  # first ABI that scopes signals and abstract sockets
 
 READ = EXECUTE | READ_FILE | READ_DIR
 FILE_ONLY = EXECUTE | WRITE_FILE | READ_FILE | TRUNCATE | IOCTL_DEV
@@ -114,10 +115,11 @@ def carve(root: str, hidden: list[str]) -> list[str]:
 
 
 class Ruleset:
-    def __init__(self, abi: int, *, restrict_tcp: bool, scope: bool) -> None:
+    def __init__(self, abi: int, *, restrict_tcp: bool, scope: bool, handle_fs: bool = True) -> None:
         self.abi = abi
         self._libc = _libc()
-        attr = _RulesetAttr(handled_fs(abi), 0, 0)
+        # handle_fs=False: a domain that only scopes (a zygote's command keeps its sandbox's files).
+        attr = _RulesetAttr(handled_fs(abi) if handle_fs else 0, 0, 0)
         if restrict_tcp and abi >= 4:
             attr.handled_access_net = NET_BIND_TCP | NET_CONNECT_TCP
         if scope and abi >= 6:

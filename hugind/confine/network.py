@@ -1,5 +1,8 @@
 """A run's network for its children: hugind's filtering proxy, started on first use.
 
+(It also holds the run's zygotes, :mod:`hugind.confine.zygotes`: the run's one
+service for its children, closed when the run ends.)
+
 A confined child has an empty network namespace. When the policy allows
 network, its one route out is a Unix socket bound into its sandbox, behind
 which :class:`~hugind.confine.proxy.ChildNetProxy` decides every connection
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the confinement stack is loaded only when a run starts a child
     from hugind.confine.command import ProxyEndpoint
+    from hugind.confine.zygotes import ZygotePool
 
 # Any free port of the child's own (empty) network namespace; the usual proxy port.
 PROXY_PORT = 3128
@@ -33,6 +37,18 @@ class ChildNetwork:
         self._dir: Path | None = None
         self._endpoint: ProxyEndpoint | None = None
         self._closed = False
+        self._zygotes: ZygotePool | None = None
+
+    @property
+    def zygotes(self) -> ZygotePool | None:
+        """The run's zygotes (see hugind.confine.zygotes), made on first use: this object is
+        the one per-run service for children that the run closes, so they live and die with it."""
+        with self._lock:
+            if self._zygotes is None and not self._closed:
+                from hugind.confine.zygotes import ZygotePool
+
+                self._zygotes = ZygotePool()
+            return self._zygotes
 
     def __call__(self) -> ProxyEndpoint | None:
         if not self.engine.policy.net.allow:
@@ -55,8 +71,10 @@ class ChildNetwork:
     def close(self) -> None:
         with self._lock:
             self._closed = True
-            proxy, directory = self._proxy, self._dir
-            self._proxy = self._dir = self._endpoint = None
+            proxy, directory, zygotes = self._proxy, self._dir, self._zygotes
+            self._proxy = self._dir = self._endpoint = self._zygotes = None
+        if zygotes is not None:
+            zygotes.close()
         if proxy is not None:
             proxy.close()
         if directory is not None:

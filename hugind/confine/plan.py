@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import os
+import stat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -76,6 +77,14 @@ def etc_secrets() -> tuple[str, ...]:
     return tuple(f"/etc/{name}" for name in ETC_SECRETS if os.path.lexists(f"/etc/{name}"))
 
 
+def _real_dir(path: str) -> bool:
+    """A directory and not a symlink to one (one lstat, not isdir + islink)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def _inside(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
@@ -118,32 +127,49 @@ def plan_child(
 ) -> ChildPlan:
     """The confinement of one child, derived from the run's policy."""
     policy = engine.policy
-    readable, writable = fs_grants(engine)
-    system = [d for d in SYSTEM_DIRS if os.path.isdir(d) and not os.path.islink(d)]
     program = os.path.realpath(argv[0]) if argv and os.path.isabs(argv[0]) else None
+    real_cwd = os.path.realpath(cwd)
+    view = child_view(engine, program, real_cwd)
+    return ChildPlan(
+        argv=tuple(argv),
+        cwd=real_cwd,
+        env=dict(env),
+        read=view.read,
+        write=view.write,
+        hide=view.hide,
+        network=view.network,
+        rlimits=rlimits_for(policy, kind),
+    )
+
+
+@dataclass(frozen=True)
+class View:
+    """What a child sees, without the per-command parts (argv, cwd, env, rlimits)."""
+
+    read: tuple[str, ...]
+    write: tuple[str, ...]
+    hide: tuple[str, ...]
+    network: str
+
+
+def child_view(engine: Any, program: str | None = None, cwd: str | None = None) -> View:
+    """The view of the policy; a ``program`` or ``cwd`` outside it is added read-only.
+    Without them: the run's shared view (what a zygote holds for all its commands)."""
+    readable, writable = fs_grants(engine)
+    system = [d for d in SYSTEM_DIRS if _real_dir(d)]
     read = [*system, "/etc", *readable]
     if program and not _inside(program, read):
         read.append(program)
-    real_cwd = os.path.realpath(cwd)
-    if not _inside(real_cwd, read + writable):
-        read.append(real_cwd)
+    if cwd is not None and not _inside(cwd, read + writable):
+        read.append(cwd)
     writable = _dedupe(writable)
     # A readable path inside a writable root is writable by the policy: no ro bind over it.
     read = [p for p in _dedupe(read) if not _inside(p, writable)]
     granted = read + writable
     hide = [str(d) for d in internal_dirs() if _inside(str(d), granted)]
     hide += [s for s in etc_secrets() if _inside(s, granted)]
-    network = "proxy" if policy.net.allow else "none"
-    return ChildPlan(
-        argv=tuple(argv),
-        cwd=real_cwd,
-        env=dict(env),
-        read=tuple(read),
-        write=tuple(writable),
-        hide=tuple(sorted(set(hide))),
-        network=network,
-        rlimits=rlimits_for(policy, kind),
-    )
+    network = "proxy" if engine.policy.net.allow else "none"
+    return View(tuple(read), tuple(writable), tuple(sorted(set(hide))), network)
 
 
 def rlimits_for(policy: Any, kind: str) -> Rlimits:

@@ -11,8 +11,10 @@ grace, so a child that ignores SIGTERM still dies. When the main child
 exits, whatever it left running in its group is killed too.
 
 Every child starts confined by the kernel (:mod:`hugind.confine`): it sees
-only the policy's roots, has no direct network, lives in its own PID
-namespace (so nothing it starts outlives the command) and under rlimits.
+only the policy's roots, has no direct network, and runs under rlimits;
+nothing it starts outlives the command. A command whose view is the run's
+starts in the run's zygote (one sandbox per view, :mod:`hugind.confine.zygotes`);
+any other gets a sandbox of its own.
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from hugind.host.registry import HostContext, Op, arg
 
 if TYPE_CHECKING:  # the confinement stack is loaded by the first command a run starts
     from hugind.confine.command import Launch
+    from hugind.confine.plan import ChildPlan
+    from hugind.confine.probe import Capabilities
+    from hugind.confine.zygotes import Ticket, Zygote
 
 TERM_GRACE = 0.3  # seconds between SIGTERM and SIGKILL
 DRAIN_GRACE = 0.5  # seconds to keep reading after the main child exited
@@ -37,6 +42,8 @@ POLL = 0.05
 # Output ends a moment before the exit can be reaped (a confined child's launcher
 # and init exit after it): poll the exit at this pace once the pipes are closed.
 EXIT_POLL = 0.002
+# After SIGKILL was asked of a zygote: seconds until hugind stops trusting it and kills its sandbox.
+ZYGOTE_KILL_WAIT = 1.0
 
 
 def _exited(pid: int) -> bool:
@@ -64,17 +71,16 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
 class _Collector:
     """Reads stdout and stderr together, keeping at most ``cap`` bytes in all."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], cap: int) -> None:
+    def __init__(self, fds: tuple[int, int], cap: int) -> None:
         self.cap = cap
         self.total = 0
         self.truncated = False
         self.buffers: dict[int, bytearray] = {}
         self.selector = selectors.DefaultSelector()
-        for stream in (proc.stdout, proc.stderr):
-            assert stream is not None
-            os.set_blocking(stream.fileno(), False)
-            self.buffers[stream.fileno()] = bytearray()
-            self.selector.register(stream.fileno(), selectors.EVENT_READ)
+        for fd in fds:
+            os.set_blocking(fd, False)
+            self.buffers[fd] = bytearray()
+            self.selector.register(fd, selectors.EVENT_READ)
 
     @property
     def open(self) -> bool:
@@ -108,16 +114,102 @@ def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str, request: dict[st
         raise Timeout("shell: the run's deadline has passed")
     if not os.path.isdir(cwd):
         raise HostIOError("shell: the working directory does not exist")
-    from hugind.confine.gate import prepare
+    from hugind.confine.command import confined
+    from hugind.confine.gate import checked_plan
 
-    proxy = ctx.services.get("child_proxy")
-    launch = prepare(
-        engine, argv, cwd, engine.shell_env(), capability="shell", request=request, proxy=proxy() if proxy else None
-    )
+    network = ctx.services.get("child_proxy")
+    proxy = network() if network else None
+    plan, caps = checked_plan(engine, argv, cwd, engine.shell_env(), capability="shell", request=request, proxy=proxy)
+    zygote = _zygote_for(engine, network, plan, caps)
+    if zygote is not None:
+        result = _supervise_in_zygote(ctx, zygote, plan, policy.max_output, budget)
+        if result is not None:
+            return result
+    launch = confined(plan, caps, proxy)
     try:
         return _supervise(ctx, launch, argv, cwd, policy.max_output, budget)
     finally:
         launch.release()
+
+
+def _zygote_for(engine: Any, network: Any, plan: ChildPlan, caps: Capabilities) -> Zygote | None:
+    """The run's zygote that can start this command exactly as planned, or None (per-command path):
+    only a command whose plan is the run's view with its cwd (its program inside it, no network)."""
+    from hugind.confine import zygotes
+
+    pool = getattr(network, "zygotes", None)
+    if pool is None or not zygotes.enabled() or not zygotes.usable(caps):
+        return None
+    return pool.lease(engine, plan, caps)
+
+
+def _supervise_in_zygote(
+    ctx: HostContext, zygote: Zygote, plan: ChildPlan, max_output: int, budget: float
+) -> dict[str, Any] | None:
+    """Run the planned command in the zygote, collecting its output as _supervise does;
+    None when the zygote cannot take it (the caller then launches it on its own)."""
+    from hugind.confine.zygotes import ZygoteUnavailable
+
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        ticket = zygote.start(plan, out_w, err_w)
+    except ZygoteUnavailable:
+        for fd in (out_r, err_r):
+            os.close(fd)
+        return None
+    finally:
+        os.close(out_w)  # the zygote has its own copies now: EOF comes when the command's tree is gone
+        os.close(err_w)
+    collector = _Collector((out_r, err_r), max_output)
+    deadline = time.monotonic() + budget
+    timed_out = cancelled = False
+    exited_at: float | None = None
+    try:
+        while not collector.truncated:
+            now = time.monotonic()
+            if now >= deadline:
+                timed_out = True
+                break
+            if ctx.cancelled.is_set():
+                cancelled = True
+                break
+            if exited_at is None and ticket.finished():
+                exited_at = now
+            if exited_at is not None and (not collector.open or now - exited_at > DRAIN_GRACE):
+                break  # done; past the grace someone outside the tree holds the pipes
+            if collector.open:
+                collector.pump(min(POLL, deadline - now))
+            else:
+                ticket.wait(min(POLL, deadline - now))
+        if not ticket.finished():
+            _stop_in_zygote(ticket)
+    finally:
+        collector.close()
+        os.close(out_r)
+        os.close(err_r)
+    if cancelled:
+        raise Timeout("shell: the run was cancelled")
+    code = ticket.code
+    return {
+        "stdout": collector.buffers[out_r].decode("utf-8", errors="replace"),
+        "stderr": collector.buffers[err_r].decode("utf-8", errors="replace"),
+        "exit_code": 128 + signal.SIGKILL if code is None else code,
+        "timed_out": timed_out,
+        "truncated": collector.truncated,
+    }
+
+
+def _stop_in_zygote(ticket: Ticket) -> None:
+    """SIGTERM the command's tree, SIGKILL it after the grace; a zygote that does not
+    report it gone soon after is not trusted further: its whole sandbox is killed."""
+    ticket.signal("term")
+    if ticket.wait(TERM_GRACE):
+        return
+    ticket.signal("kill")
+    if not ticket.wait(ZYGOTE_KILL_WAIT):
+        ticket.zygote.kill()
+        ticket.wait(ZYGOTE_KILL_WAIT)
 
 
 def _supervise(
@@ -143,7 +235,7 @@ def _supervise(
         raise HostIOError(f"shell: cannot start the command: {exc.strerror}") from None
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    collector = _Collector(proc, max_output)
+    collector = _Collector((out_fd, err_fd), max_output)
     deadline = time.monotonic() + budget
     timed_out = cancelled = False
     exited_at: float | None = None

@@ -410,3 +410,241 @@ def test_child_traffic_goes_through_the_proxy_under_the_network_policy(attack, m
     assert (other_port, "network.allowed_ips") in denied
     assert (unlisted_name, "network.allowed_domains") in denied
     assert server.paths() == ["/hello"]  # only the allowed request reached it
+
+
+# --- the run's zygote: one sandbox per view, a worker per command at a time (hugind/confine/zygote.py)
+
+
+def _python_result(attack, code: str, *args: str, timeout: int = 10, **keys: object) -> dict:
+    body = f"return await spawn('python3', ['-c', {js(code)}, ...{js(list(args))}], {{detailed: true}});"
+    out = attack(body, {"shell": {"allow": True, "whitelist": ["python3"], "timeout": timeout}, **keys})
+    assert out.value["ok"], out.value
+    return out.value["value"]
+
+
+def test_commands_of_one_view_share_the_runs_private_tmp(attack, mode, tmp_path):
+    # The zygote's view: /tmp is private to the run's sandbox, not to each command; a program
+    # outside the view takes the per-command launch (its own /tmp), and HUGIND_ZYGOTE=0 restores it.
+    outside = tmp_path / "bin"
+    outside.mkdir()
+    (outside / "prog").write_text("#!/bin/sh\nls /tmp/zygote-mark\n")
+    (outside / "prog").chmod(0o755)
+    body = (
+        "await run_command('touch /tmp/zygote-mark');\n"
+        "const a = await run_command('ls /tmp/zygote-mark', {detailed: true});\n"
+        f"const b = await spawn({js(str(outside / 'prog'))}, [], {{detailed: true}});\n"
+        "return [a.exit_code, b.exit_code];"
+    )
+    perms = shell(["touch", "ls", str(outside / "prog")])
+    assert attack(body, perms).value["value"] == [0, 2]
+    os.environ["HUGIND_ZYGOTE"] = "0"
+    try:
+        assert attack(body, perms).value["value"] == [2, 2]
+    finally:
+        del os.environ["HUGIND_ZYGOTE"]
+
+
+KILL_PARENT = """
+import os, signal, subprocess, sys, time
+subprocess.Popen(['sleep', sys.argv[1]])
+os.kill(os.getppid(), signal.SIGKILL)
+time.sleep(float(sys.argv[1]))
+"""
+
+
+def test_a_command_that_kills_its_worker_ends_with_everything_it_started(attack, mode):
+    mark = marker()
+    body = (
+        f"const r = await spawn('python3', ['-c', {js(KILL_PARENT)}, {js(mark)}], {{detailed: true}});\n"
+        "const after = await run_command('echo still-serving', {detailed: true});\n"
+        "return [r.exit_code, r.timed_out, after.stdout];"
+    )
+    out = attack(body, shell(["python3", "echo"]))
+    code, timed_out, after = out.value["value"]
+    assert (code, timed_out, after) == (137, False, "still-serving\n")
+    assert wait_gone(mark) == []
+
+
+SIGNAL_EVERYONE = """
+import os, signal
+hit = []
+for p in os.listdir('/proc'):  # all but itself and its own worker (the test above kills that one)
+    if p.isdigit() and int(p) not in (os.getpid(), os.getppid()):
+        try:
+            os.kill(int(p), signal.SIGKILL)
+            hit.append(p)
+        except OSError:
+            pass
+print(hit)
+"""
+
+
+def test_a_command_can_signal_neither_the_zygote_nor_other_workers(attack, mode):
+    # Landlock scopes signals to the command's own domain (its worker's): the zygote, other
+    # workers and the sandbox's init are outside it, so a later command still finds the run's
+    # /tmp as it was (the same sandbox).
+    body = (
+        "await run_command('touch /tmp/zygote-alive');\n"
+        f"const r = await spawn('python3', ['-c', {js(SIGNAL_EVERYONE)}], {{detailed: true}});\n"
+        "const after = await run_command('ls /tmp/zygote-alive', {detailed: true});\n"
+        "return [r.stdout, r.stderr, after.exit_code];"
+    )
+    out = attack(body, shell(["python3", "touch", "ls"]))
+    stdout, stderr, after = out.value["value"]
+    assert after == 0, (stdout, stderr)
+    if mode == "bwrap":  # the launcher's Landlock hides /proc altogether
+        assert json.loads(stdout.replace("'", '"')) == [], stderr
+
+
+READ_OTHERS = """
+import os
+got = []
+try:
+    pids = [p for p in os.listdir('/proc') if p.isdigit()]
+except OSError:  # the launcher's Landlock hides /proc: try the known ones anyway
+    pids = []
+for p in sorted(set(pids + [str(os.getppid()), '1', '2'])):
+    if p == str(os.getpid()):
+        continue
+    paths = [f'/proc/{p}/environ', f'/proc/{p}/mem']
+    try:  # the numbers may be listed (plain permissions); what they lead to must stay closed
+        paths += [f'/proc/{p}/fd/{n}' for n in os.listdir(f'/proc/{p}/fd')]
+    except OSError:
+        pass
+    for path in paths:
+        try:
+            with open(path, 'rb') as f:
+                if path.endswith('/mem'):
+                    f.seek(0x400000)
+                f.read(64)
+            got.append(path)
+        except OSError:
+            pass
+        if '/fd/' in path:
+            try:
+                os.readlink(path)
+                got.append(path + ' (link)')
+            except OSError:
+                pass
+print(got)
+"""
+
+
+def test_a_command_cannot_read_the_zygote_or_its_worker(attack, mode):
+    # Not dumpable (zygote, workers) and Landlock's ptrace rule (other domains): environ, mem
+    # and the descriptor table of every other process are closed to it.
+    value = _python_result(attack, READ_OTHERS)
+    assert value["exit_code"] == 0, value["stderr"]
+    assert value["stdout"].strip() == "[]"
+
+
+LIST_FDS = """
+import os, socket
+found = []
+for fd in range(3, 4096):
+    try:
+        os.fstat(fd)
+    except OSError:
+        continue
+    found.append(fd)
+    try:  # a socket of the zygote's would take this as a command
+        socket.socket(fileno=os.dup(fd)).send(b'{"op": "run", "id": 1}')
+    except OSError:
+        pass
+print(found)
+"""
+
+
+def test_no_zygote_descriptor_reaches_a_command(attack, mode):
+    value = _python_result(attack, LIST_FDS)
+    assert value["exit_code"] == 0, value["stderr"]
+    assert value["stdout"].strip() == "[]"
+
+
+def test_an_output_flood_is_capped_and_the_command_killed(attack, mode):
+    mark = marker()
+    flood = f"import sys, time\n# {mark}\nwhile True:\n    sys.stdout.write('x' * 65536)\n"
+    body = (
+        f"const r = await spawn('python3', ['-c', {js(flood)}], {{detailed: true}});\n"
+        "return [r.truncated, r.stdout.length, r.timed_out];"
+    )
+    out = attack(body, {"shell": {"allow": True, "whitelist": ["python3"], "timeout": 20, "max_output": 100000}})
+    truncated, length, timed_out = out.value["value"]
+    assert truncated is True and length <= 100000 and timed_out is False
+    assert wait_gone(mark) == []
+
+
+IGNORE_TERM = (
+    "import signal, sys, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\ntime.sleep(float(sys.argv[1]))\n"
+)
+
+
+def test_a_command_ignoring_sigterm_is_killed_after_its_timeout(attack, mode):
+    mark = marker()
+    body = (
+        f"const r = await spawn('python3', ['-c', {js(IGNORE_TERM)}, {js(mark)}], {{detailed: true}});\n"
+        "const after = await run_command('echo next', {detailed: true});\n"
+        "return [r.timed_out, after.stdout];"
+    )
+    started = time.monotonic()
+    out = attack(body, {"shell": {"allow": True, "whitelist": ["python3", "echo"], "timeout": 1}})
+    assert out.value["value"] == [True, "next\n"]
+    assert time.monotonic() - started < 20
+    assert wait_gone(mark) == []
+
+
+def _descendants(pid: int) -> set[int]:
+    """Host pids below ``pid`` now (from every process's parent in /proc)."""
+    parents: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as f:
+                    parents[int(entry)] = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, IndexError, ValueError):
+                continue
+    found, todo = set(), [pid]
+    while todo:
+        here = todo.pop()
+        for child, parent in parents.items():
+            if parent == here and child not in found:
+                found.add(child)
+                todo.append(child)
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+def test_the_zygote_dies_with_the_run(agent_dir, mode):
+    import subprocess
+    import sys
+
+    from tests.conftest import REPO
+
+    mark = marker()
+    root = agent_dir()
+    body = f"await run_command('true'); await run_command({js(f'sleep {mark}')}); return 'done';"
+    (root / "main.js").write_text(probe_source(body))
+    write_manifest(root, {"shell": {"allow": True, "whitelist": ["true", "sleep"], "timeout": 2}})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hugind", "run", str(root)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    try:
+        assert wait_present(mark, within=30, program="sleep"), "the command never started"
+        below = _descendants(proc.pid)
+        assert any(b"zygote.py" in Path(f"/proc/{p}/cmdline").read_bytes() for p in below if _alive(p)), below
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 0, err
+        end = time.monotonic() + 5
+        while any(_alive(p) for p in below) and time.monotonic() < end:
+            time.sleep(0.05)
+        assert [p for p in below if _alive(p)] == []
+    finally:
+        if proc.poll() is None:
+            proc.kill()

@@ -1,0 +1,316 @@
+"""hugind's side of the run's zygotes (see :mod:`hugind.confine.zygote`).
+
+A run starts one zygote per distinct view at its first command, and closes
+them all when it ends. hugind does not rely on a zygote for any limit: it
+makes the output pipes and reads them itself (capped), holds every deadline,
+and when a zygote does not report a command gone soon after SIGKILL was asked
+for, it kills the zygote's whole sandbox (every command of that view dies).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import marshal
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from hugind.confine.cgroup import ChildCgroup
+from hugind.confine.command import JOIN_CGROUP, Launch, bwrap_argv, launcher_argv, missing_layers
+from hugind.confine.landlock import SCOPE_ABI
+from hugind.confine.plan import MAX_PROCESSES, ChildPlan, Rlimits, View, child_view
+from hugind.confine.probe import Capabilities
+
+ZYGOTE_ENV = "HUGIND_ZYGOTE"  # "0": a confined launch per command, as before zygotes
+HERE = Path(__file__).resolve().parent
+SCRIPT = HERE / "zygote.py"
+START_TIMEOUT = 10.0  # seconds for a zygote to say it is ready (a loaded machine, a cold cache)
+STOP_TIMEOUT = 2.0  # seconds for the reader to see the sandbox gone at close
+# Commands larger than this take the per-command path (a datagram must fit the socket buffer).
+MAX_MESSAGE = 64 * 1024
+
+
+def enabled() -> bool:
+    return os.environ.get(ZYGOTE_ENV, "1").strip().lower() not in ("0", "off", "no", "false")
+
+
+def usable(caps: Capabilities) -> bool:
+    """A zygote keeps commands apart with a Landlock domain each (signals scoped: ABI 6),
+    inside a sandbox of bwrap or of the launcher's own namespaces; a machine missing any
+    layer keeps the per-command path (and its warnings or refusals)."""
+    return caps.landlock_abi >= SCOPE_ABI and bool(caps.bwrap or caps.namespaces) and not missing_layers(caps)
+
+
+class ZygoteUnavailable(Exception):
+    """The zygote cannot take this command (not started, gone, or the command too large)."""
+
+
+@dataclass
+class _Pending:
+    done: threading.Event = field(default_factory=threading.Event)
+    code: int | None = None  # None: the zygote went away before reporting
+
+
+def _inside(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def interpreter(view: View) -> str:
+    """A Python the view already holds (hugind's own, or the system's): a zygote must not
+    widen what its commands can read, as granting a Python installation elsewhere would."""
+    own = os.path.realpath(sys.executable)
+    if _inside(own, view.read) and _inside(os.path.realpath(sys.base_prefix), view.read):
+        return own
+    system = shutil.which("python3", path="/usr/bin:/bin")
+    if system is not None and _inside(os.path.realpath(system), view.read):
+        return os.path.realpath(system)
+    raise ZygoteUnavailable("no Python interpreter inside the children's view")
+
+
+def zygote_launch(view: View, caps: Capabilities, fd: int) -> Launch:
+    """How to start a zygote for ``view``: the same sandbox a command of that view gets,
+    running the zygote instead of the program, with no rlimits of its own (each command
+    sets its own; a CPU limit on the zygote would end a long run's). Its two source
+    files are bound read-only, as the forwarder's is."""
+    read = [*view.read, str(SCRIPT), str(HERE / "landlock.py")]
+    argv = (interpreter(view), "-I", "-S", str(SCRIPT), str(fd))
+    plan = ChildPlan(argv, "/", {}, tuple(read), view.write, view.hide, "none", Rlimits())
+    cgroup = ChildCgroup.take(Path(caps.pids_cgroup), MAX_PROCESSES) if caps.pids_cgroup else None
+    if caps.bwrap:
+        words = bwrap_argv(plan, caps.bwrap, None, None)
+        if cgroup is not None:
+            words = ["/bin/sh", "-c", JOIN_CGROUP, cgroup.procs, *words]
+    else:
+        words = launcher_argv(plan, caps, None, cgroup, rlimits=False)
+    return Launch(words, {}, (), cgroup)
+
+
+class Zygote:
+    """One running zygote: its socket, the commands it has under way, its reader thread."""
+
+    def __init__(self, view: View, caps: Capabilities) -> None:
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._lock = threading.Lock()
+        self._pending: dict[int, _Pending] = {}
+        self._ids = itertools.count(1)
+        self._ready = threading.Event()
+        self.alive = False
+        self.problem = ""
+        self._abandoned = False
+        self.proc: subprocess.Popen[bytes] | None = None
+        try:
+            launch = zygote_launch(view, caps, theirs.fileno())
+        except BaseException:
+            self.sock.close()
+            theirs.close()
+            raise
+        # The reader thread starts the process: bwrap --die-with-parent and PDEATHSIG follow
+        # the *thread* that forked, so that thread must live exactly as long as the zygote.
+        self._thread = threading.Thread(target=self._serve, args=(launch, theirs), name="hugind-zygote", daemon=True)
+        self._thread.start()
+        if not self._ready.wait(START_TIMEOUT) or not self.alive:
+            self._abandoned = True  # a zygote that says ready after this is ended at once
+            self.kill()
+            raise ZygoteUnavailable(self.problem or "the zygote did not start in time")
+
+    def _serve(self, launch: Launch, theirs: socket.socket) -> None:
+        try:
+            self.proc = subprocess.Popen(
+                launch.argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                cwd="/",
+                env=launch.env,
+                start_new_session=True,
+                pass_fds=(theirs.fileno(),),
+            )
+        except OSError as exc:
+            self.problem = f"cannot start the zygote: {exc.strerror}"
+            self._ready.set()
+            launch.release()
+            return
+        finally:
+            theirs.close()
+        try:
+            self._read_loop()
+        finally:
+            self._finish(launch)
+
+    def _read_loop(self) -> None:
+        with contextlib.suppress(OSError, ValueError):  # a zygote that talks nonsense is ended
+            while True:
+                data = self.sock.recv(MAX_MESSAGE)
+                if not data:
+                    return
+                if data == b"ready":
+                    if self._abandoned:
+                        return  # _finish kills it
+                    self.alive = True
+                    self._ready.set()
+                    continue
+                ident, code = (int(word) for word in data.split(b" "))
+                with self._lock:
+                    pending = self._pending.pop(ident, None)
+                if pending is not None:
+                    pending.code = code
+                    pending.done.set()
+
+    def _finish(self, launch: Launch) -> None:
+        """The zygote is gone (or hugind closed it): nothing of its sandbox may stay."""
+        with self._lock:
+            self.alive = False
+            left, self._pending = self._pending, {}
+        self.kill()
+        assert self.proc is not None
+        self.proc.wait()
+        if self.proc.stderr is not None:
+            if not self._ready.is_set():
+                text = self.proc.stderr.read(4096).decode(errors="replace").strip().splitlines()
+                self.problem = text[-1] if text else f"the zygote exited with status {self.proc.returncode}"
+            self.proc.stderr.close()
+        self.sock.close()
+        launch.release()
+        self._ready.set()
+        for pending in left.values():
+            pending.done.set()
+
+    def kill(self) -> None:
+        """End the whole sandbox: every command of this zygote dies with it (the kernel
+        tears the PID namespace down when its first process goes)."""
+        self.alive = False
+        if self.proc is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+
+    def close(self) -> None:
+        self.kill()
+        if self._thread is not threading.current_thread():
+            self._thread.join(STOP_TIMEOUT)
+
+    def start(self, plan: ChildPlan, out_w: int, err_w: int) -> Ticket:
+        """Hand one planned command to the zygote, with the write ends of its output pipes."""
+        ident = next(self._ids)
+        message = {
+            "op": "run",
+            "id": ident,
+            "argv": list(plan.argv),
+            "env": plan.env,
+            "cwd": plan.cwd,
+            "rlimits": plan.rlimits.as_dict(),
+        }
+        data = marshal.dumps(message, 4)  # what the zygote reads without importing json
+        if len(data) > MAX_MESSAGE:
+            raise ZygoteUnavailable("the command is too large for the zygote")
+        pending = _Pending()
+        with self._lock:
+            if not self.alive:
+                raise ZygoteUnavailable("the zygote is gone")
+            self._pending[ident] = pending
+        try:
+            socket.send_fds(self.sock, [data], [out_w, err_w])
+        except OSError as exc:
+            with self._lock:
+                self._pending.pop(ident, None)
+            raise ZygoteUnavailable(f"the zygote is gone: {exc.strerror}") from None
+        return Ticket(self, ident, pending)
+
+    def signal(self, ident: int, sig: str) -> None:
+        """ "term": SIGTERM to the command's tree; "kill": SIGKILL to all of it."""
+        data = marshal.dumps({"op": "signal", "id": ident, "sig": sig}, 4)
+        with contextlib.suppress(OSError):
+            self.sock.send(data)
+
+
+@dataclass
+class Ticket:
+    """One command under way in a zygote: what hugind needs to wait for it or stop it."""
+
+    zygote: Zygote
+    ident: int
+    pending: _Pending
+
+    def finished(self) -> bool:
+        return self.pending.done.is_set()
+
+    def wait(self, timeout: float) -> bool:
+        return self.pending.done.wait(max(0.0, timeout))
+
+    @property
+    def code(self) -> int | None:
+        """Its exit status (128+N for a signal N); None if its zygote went away first."""
+        return self.pending.code
+
+    def signal(self, sig: str) -> None:
+        self.zygote.signal(self.ident, sig)
+
+
+def _holds(view: View, plan: ChildPlan) -> bool:
+    return (view.read, view.write, view.hide) == (plan.read, plan.write, plan.hide)
+
+
+class ZygotePool:
+    """The run's zygotes, one per (view, layers); closed with the run."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._zygotes: dict[tuple[View, Capabilities], Zygote] = {}
+        self._broken: dict[tuple[View, Capabilities], str] = {}
+        self._views: dict[str, View] = {}  # by cwd: the last view computed for it
+        self._closed = False
+
+    def lease(self, engine: Any, plan: ChildPlan, caps: Capabilities) -> Zygote | None:
+        """The zygote that can start ``plan`` exactly as planned: its view (the policy's,
+        with the plan's cwd) must be the plan's own, i.e. the program lies inside it.
+
+        The view of a cwd is remembered: a plan equal to a remembered view is exactly
+        what that view's zygote holds, even if the policy's roots changed since (a plan
+        is always computed afresh); on a mismatch the view is computed again."""
+        if plan.network != "none":
+            return None
+        cached = self._views.get(plan.cwd)
+        if cached is not None and _holds(cached, plan):
+            return self.get(cached, caps)
+        view = child_view(engine, None, plan.cwd)
+        self._views[plan.cwd] = view
+        return self.get(view, caps) if _holds(view, plan) else None
+
+    def get(self, view: View, caps: Capabilities) -> Zygote | None:
+        """The running zygote for ``view``, started on first use (again if a command killed
+        it); None when none can run here, so the command takes the per-command path."""
+        key = (view, caps)
+        with self._lock:
+            if self._closed or key in self._broken:
+                return None
+            zygote = self._zygotes.get(key)
+            if zygote is not None and zygote.alive:
+                return zygote
+            try:
+                zygote = Zygote(view, caps)
+            except ZygoteUnavailable as exc:
+                self._broken[key] = str(exc)  # one try per view and run: no restart loop
+                return None
+            self._zygotes[key] = zygote
+            return zygote
+
+    @property
+    def problems(self) -> list[str]:
+        with self._lock:
+            return list(self._broken.values())
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            zygotes, self._zygotes = list(self._zygotes.values()), {}
+        for zygote in zygotes:
+            zygote.kill()
+        for zygote in zygotes:
+            zygote.close()

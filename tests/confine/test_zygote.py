@@ -1,0 +1,192 @@
+"""The run's zygote from hugind's side: real zygotes in real sandboxes, driven through
+their client (hugind/confine/zygotes.py), in both confinement modes."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import yaml
+
+from hugind.confine.plan import ChildPlan, child_view, plan_child
+from hugind.confine.probe import capabilities
+from hugind.confine.zygotes import ZYGOTE_ENV, Zygote, ZygotePool, usable
+from hugind.host.shell import _zygote_for
+from hugind.manifest import load_agent
+from hugind.run import RunOptions, make_policy
+
+READ_ENVIRONS = """
+import os, sys, time
+token = os.environ['TOKEN']
+seen = set()
+end = time.monotonic() + 1.5
+while time.monotonic() < end:
+    try:
+        pids = os.listdir('/proc')
+    except OSError:
+        pids = [str(p) for p in range(1, 64)]
+    for p in pids:
+        try:
+            with open(f'/proc/{p}/environ', 'rb') as f:
+                for item in f.read().split(b'\\0'):
+                    if item.startswith(b'TOKEN=') and item != f'TOKEN={token}'.encode():
+                        seen.add(item.decode())
+        except OSError:
+            pass
+    time.sleep(0.02)
+print(token, os.getcwd(), sorted(seen))
+"""
+
+
+@pytest.fixture(params=["bwrap", "launcher"])
+def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    if request.param == "launcher":
+        monkeypatch.setenv("HUGIND_BWRAP", "none")
+    else:
+        monkeypatch.delenv("HUGIND_BWRAP", raising=False)
+    caps = capabilities()
+    if request.param == "bwrap" and caps.bwrap is None:
+        pytest.skip(f"bubblewrap unavailable: {caps.bwrap_problem}")
+    if not usable(caps):
+        pytest.skip("this machine cannot hold a zygote (needs Landlock ABI 6 and every confinement layer)")
+    return request.param
+
+
+def _engine(root: Path, permissions: dict):
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = {"name": "zygote-test", "entry_point": "main.js", "permissions": permissions}
+    (root / "agent.yaml").write_text(yaml.safe_dump(manifest))
+    (root / "main.js").write_text("export default () => 1;\n")
+    return make_policy(load_agent(root), RunOptions())
+
+
+@pytest.fixture
+def agent(tmp_path: Path, mode: str):
+    engine = _engine(tmp_path / "agent", {"filesystem": {"read": ["."]}, "shell": {"allow": True}})
+    yield engine
+    engine.close()
+
+
+@pytest.fixture
+def zygote(agent, tmp_path: Path) -> Iterator[Zygote]:
+    root = str(tmp_path / "agent")
+    z = Zygote(child_view(agent, None, root), capabilities())
+    yield z
+    z.close()
+
+
+def _run(zygote: Zygote, plan: ChildPlan, timeout: float = 20) -> tuple[int | None, str, str]:
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        ticket = zygote.start(plan, out_w, err_w)
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    with os.fdopen(out_r, "rb") as out, os.fdopen(err_r, "rb") as err:
+        stdout, stderr = out.read(), err.read()
+    assert ticket.wait(timeout)
+    return ticket.code, stdout.decode(), stderr.decode()
+
+
+def test_concurrent_commands_see_neither_the_others_environment_nor_cwd(agent, zygote, tmp_path):
+    root = tmp_path / "agent"
+    plans = []
+    for name in ("alpha", "beta", "gamma"):
+        (root / name).mkdir()
+        env = {"PATH": "/usr/bin:/bin", "TOKEN": f"{name}-secret"}
+        plans.append(plan_child(agent, ("/usr/bin/env", "python3", "-c", READ_ENVIRONS), str(root / name), env))
+    results: dict[str, tuple[int | None, str, str]] = {}
+
+    def one(plan: ChildPlan) -> None:
+        results[plan.env["TOKEN"]] = _run(zygote, plan)
+
+    threads = [threading.Thread(target=one, args=(plan,)) for plan in plans]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for name in ("alpha", "beta", "gamma"):
+        code, stdout, stderr = results[f"{name}-secret"]
+        assert code == 0, stderr
+        assert stdout.split() == [f"{name}-secret", str(root / name), "[]"]
+
+
+def test_the_environment_is_exactly_the_planned_one(agent, zygote, tmp_path):
+    plan = plan_child(agent, ("/usr/bin/env",), str(tmp_path / "agent"), {"ONLY": "this"})
+    assert _run(zygote, plan) == (0, "ONLY=this\n", "")
+
+
+def test_exit_status_and_a_missing_program(agent, zygote, tmp_path):
+    root = str(tmp_path / "agent")
+    assert _run(zygote, plan_child(agent, ("/bin/sh", "-c", "exit 7"), root, {}))[0] == 7
+    assert _run(zygote, plan_child(agent, ("/bin/sh", "-c", "kill -9 $$"), root, {}))[0] == 128 + 9
+    code, _, stderr = _run(zygote, plan_child(agent, ("/usr/bin/no-such-program",), root, {}))
+    assert code == 126 and stderr.startswith("hugind-confine: cannot execute /usr/bin/no-such-program")
+
+
+def test_rlimits_are_the_commands(agent, zygote, tmp_path):
+    plan = plan_child(agent, ("/bin/sh", "-c", "ulimit -n; ulimit -Hn; ulimit -f"), str(tmp_path / "agent"), {})
+    code, stdout, _ = _run(zygote, plan)
+    files = plan.rlimits.file_size // 512  # ulimit -f counts 512-byte blocks
+    assert (code, stdout.split()) == (0, [str(plan.rlimits.open_files)] * 2 + [str(files)])
+
+
+def test_a_killed_zygote_fails_its_commands_and_the_next_lease_starts_another(agent, tmp_path):
+    pool = ZygotePool()
+    try:
+        view = child_view(agent, None, str(tmp_path / "agent"))
+        first = pool.get(view, capabilities())
+        assert first is not None
+        plan = plan_child(agent, ("/bin/sleep", "30"), str(tmp_path / "agent"), {})
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        ticket = first.start(plan, out_w, err_w)
+        os.close(out_w)
+        os.close(err_w)
+        started = time.monotonic()
+        first.kill()  # what hugind does to a zygote that stopped answering
+        assert ticket.wait(10) and ticket.code is None
+        assert os.read(out_r, 10) == b""  # the command died with the sandbox
+        assert time.monotonic() - started < 10
+        os.close(out_r)
+        os.close(err_r)
+        second = pool.get(view, capabilities())
+        assert second is not None and second is not first
+        assert _run(second, plan_child(agent, ("/bin/true",), str(tmp_path / "agent"), {}))[0] == 0
+    finally:
+        pool.close()
+
+
+def test_commands_outside_the_view_or_with_network_take_the_per_command_path(mode, tmp_path, monkeypatch):
+    class Network:
+        zygotes = ZygotePool()
+
+    root = tmp_path / "agent"
+    engine = _engine(root, {"filesystem": {"read": ["."]}, "shell": {"allow": True}})
+    netted = _engine(tmp_path / "net", {"shell": {"allow": True}, "network": {"allow": True}})
+    outside = tmp_path / "elsewhere" / "prog"
+    outside.parent.mkdir()
+    outside.write_text("#!/bin/sh\n")
+    caps = capabilities()
+    try:
+        inside = plan_child(engine, ("/bin/true",), str(root), {})
+        mine = _zygote_for(engine, Network(), inside, caps)
+        assert mine is not None and mine is _zygote_for(engine, Network(), inside, caps)
+        assert _zygote_for(engine, Network(), plan_child(engine, (str(outside),), str(root), {}), caps) is None
+        # Another cwd is another view (it is bound into the sandbox): never the same zygote.
+        elsewhere = plan_child(engine, ("/bin/true",), str(outside.parent), {})
+        assert _zygote_for(engine, Network(), elsewhere, caps) not in (None, mine)
+        net_plan = plan_child(netted, ("/bin/true",), str(tmp_path / "net"), {})
+        assert net_plan.network == "proxy" and _zygote_for(netted, Network(), net_plan, caps) is None
+        assert _zygote_for(engine, None, inside, caps) is None  # no run to close it: no zygote
+        monkeypatch.setenv(ZYGOTE_ENV, "0")
+        assert _zygote_for(engine, Network(), inside, caps) is None
+    finally:
+        Network.zygotes.close()
+        engine.close()
+        netted.close()
