@@ -12,6 +12,7 @@ the same thing whichever layer holds it.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import stat
@@ -192,18 +193,36 @@ def child_view(engine: Any, program: str | None = None, cwd: str | None = None) 
     """The view of the policy; a ``program`` or ``cwd`` outside it is added read-only.
     Without them: the run's shared view (what a zygote holds for all its commands)."""
     readable, writable = fs_grants(engine)
-    read = [*system_dirs(engine), "/etc", *readable]
+    internal = tuple(str(d) for d in internal_dirs())
+    network = "proxy" if engine.policy.net.allow else "none"
+    roots = (tuple(readable), tuple(writable))
+    return _compose(system_dirs(engine), *roots, program, cwd, internal, etc_secrets(), network)
+
+
+@functools.lru_cache(maxsize=64)
+def _compose(
+    system: tuple[str, ...],
+    readable: tuple[str, ...],
+    writable_roots: tuple[str, ...],
+    program: str | None,
+    cwd: str | None,
+    internal: tuple[str, ...],
+    secrets: tuple[str, ...],
+    network: str,
+) -> View:
+    """The view from what the file system said just now: a pure function of its
+    arguments (every one of them looked up afresh by the caller), hence remembered."""
+    read = [*system, "/etc", *readable]
     if program and not _inside(program, read):
         read.append(program)
-    if cwd is not None and not _inside(cwd, read + writable):
+    if cwd is not None and not _inside(cwd, read + list(writable_roots)):
         read.append(cwd)
-    writable = _dedupe(writable)
+    writable = _dedupe(list(writable_roots))
     # A readable path inside a writable root is writable by the policy: no ro bind over it.
     read = [p for p in _dedupe(read) if not _inside(p, writable)]
     granted = read + writable
-    hide = [str(d) for d in internal_dirs() if _inside(str(d), granted)]
-    hide += [s for s in etc_secrets() if _inside(s, granted)]
-    network = "proxy" if engine.policy.net.allow else "none"
+    hide = [d for d in internal if _inside(d, granted)]
+    hide += [s for s in secrets if _inside(s, granted)]
     return View(tuple(read), tuple(writable), tuple(sorted(set(hide))), network)
 
 
