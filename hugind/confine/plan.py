@@ -12,9 +12,12 @@ the same thing whichever layer holds it.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import stat
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -85,6 +88,40 @@ def _real_dir(path: str) -> bool:
         return False
 
 
+# The system directories each run found real (not symlinks), by engine: asked once per run
+# rather than seven lstat calls per command. They are the host's OS layout, not a root of
+# the policy, and the program and cwd of every command are still resolved afresh.
+_SYSTEM: weakref.WeakKeyDictionary[Any, tuple[str, ...]] = weakref.WeakKeyDictionary()
+_SYSTEM_LOCK = threading.Lock()
+
+
+def system_dirs(engine: Any) -> tuple[str, ...]:
+    with _SYSTEM_LOCK:
+        found = _SYSTEM.get(engine)
+        if found is None:
+            found = _SYSTEM[engine] = tuple(d for d in SYSTEM_DIRS if _real_dir(d))
+    return found
+
+
+def real_path(path: str) -> str:
+    """``os.path.realpath``, asked of the kernel: open the path (O_PATH, following links as
+    realpath does) and read back the name of what was opened. Three system calls instead
+    of an lstat (and readlink) per component, and one atomic resolution rather than a walk.
+    Anything the kernel cannot answer that way (a missing path, no /proc, a file unlinked
+    meanwhile) takes os.path.realpath, so the answer is always realpath's."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError:
+        return os.path.realpath(path)
+    try:
+        named = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        named = ""
+    finally:
+        os.close(fd)
+    return named if named.startswith("/") and not named.endswith(" (deleted)") else os.path.realpath(path)
+
+
 def _inside(path: str, roots: list[str]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
@@ -127,8 +164,8 @@ def plan_child(
 ) -> ChildPlan:
     """The confinement of one child, derived from the run's policy."""
     policy = engine.policy
-    program = os.path.realpath(argv[0]) if argv and os.path.isabs(argv[0]) else None
-    real_cwd = os.path.realpath(cwd)
+    program = real_path(argv[0]) if argv and os.path.isabs(argv[0]) else None
+    real_cwd = real_path(cwd)
     view = child_view(engine, program, real_cwd)
     return ChildPlan(
         argv=tuple(argv),
@@ -156,19 +193,36 @@ def child_view(engine: Any, program: str | None = None, cwd: str | None = None) 
     """The view of the policy; a ``program`` or ``cwd`` outside it is added read-only.
     Without them: the run's shared view (what a zygote holds for all its commands)."""
     readable, writable = fs_grants(engine)
-    system = [d for d in SYSTEM_DIRS if _real_dir(d)]
+    internal = tuple(str(d) for d in internal_dirs())
+    network = "proxy" if engine.policy.net.allow else "none"
+    roots = (tuple(readable), tuple(writable))
+    return _compose(system_dirs(engine), *roots, program, cwd, internal, etc_secrets(), network)
+
+
+@functools.lru_cache(maxsize=64)
+def _compose(
+    system: tuple[str, ...],
+    readable: tuple[str, ...],
+    writable_roots: tuple[str, ...],
+    program: str | None,
+    cwd: str | None,
+    internal: tuple[str, ...],
+    secrets: tuple[str, ...],
+    network: str,
+) -> View:
+    """The view from what the file system said just now: a pure function of its
+    arguments (every one of them looked up afresh by the caller), hence remembered."""
     read = [*system, "/etc", *readable]
     if program and not _inside(program, read):
         read.append(program)
-    if cwd is not None and not _inside(cwd, read + writable):
+    if cwd is not None and not _inside(cwd, read + list(writable_roots)):
         read.append(cwd)
-    writable = _dedupe(writable)
+    writable = _dedupe(list(writable_roots))
     # A readable path inside a writable root is writable by the policy: no ro bind over it.
     read = [p for p in _dedupe(read) if not _inside(p, writable)]
     granted = read + writable
-    hide = [str(d) for d in internal_dirs() if _inside(str(d), granted)]
-    hide += [s for s in etc_secrets() if _inside(s, granted)]
-    network = "proxy" if engine.policy.net.allow else "none"
+    hide = [d for d in internal if _inside(d, granted)]
+    hide += [s for s in secrets if _inside(s, granted)]
     return View(tuple(read), tuple(writable), tuple(sorted(set(hide))), network)
 
 

@@ -107,6 +107,14 @@ class Program:
     path: str | None  # the executable it resolves to; None for shell builtins or not found
     via: str | None = None  # the wrapper that runs it
     builtin: bool = False
+    # ``path`` resolved once for the whole decision (the analysis and both lists read it):
+    # one answer per decision, and one walk of the path instead of three.
+    real: str | None = field(default=None, compare=False, repr=False)
+
+    def resolved(self) -> str | None:
+        if not self.path:
+            return None
+        return self.real if self.real is not None else os.path.realpath(self.path)
 
 
 @dataclass(frozen=True)
@@ -297,6 +305,8 @@ class _Analysis:
     lists: bool  # a whitelist or blacklist is set
     in_shell: bool  # builtins exist (sh -c), not for spawn
     programs: list[Program] = field(default_factory=list)
+    # Names already looked up in this decision (shared with the lists): one PATH walk each.
+    found: dict[str, str | None] = field(default_factory=dict)
 
     def check_name(self, name: str | None) -> None:
         if name is None:
@@ -329,9 +339,10 @@ class _Analysis:
             and "/" not in name
             and (name in SAFE_BUILTINS | EXEC_BUILTINS | EXPORT_BUILTINS | OPAQUE_BUILTINS)
         )
-        path = None if builtin and name not in SAFE_BUILTINS else resolve_program(name, self.cwd)
-        self.programs.append(Program(name, path, via, builtin))
-        real = os.path.basename(os.path.realpath(path)) if path else base
+        path = None if builtin and name not in SAFE_BUILTINS else _lookup(name, self.cwd, self.found)
+        program = Program(name, path, via, builtin, os.path.realpath(path) if path else None)
+        self.programs.append(program)
+        real = os.path.basename(program.real) if program.real else base
         kinds = {base, real, _family(base), _family(real)}
         if builtin and any(a.literal and ("$(" in a.text or "`" in a.text) for a in args):
             raise Uncertain(f"a substitution inside a quoted argument of the '{name}' builtin")
@@ -380,8 +391,9 @@ class _Analysis:
 
 def _trampoline(program: Program) -> bool:
     names = {os.path.basename(program.name)}
-    if program.path:
-        names.add(os.path.basename(os.path.realpath(program.path)))
+    real = program.resolved()
+    if real:
+        names.add(os.path.basename(real))
     names |= {_family(n) for n in names}
     trampolines = SHELLS | INTERPRETERS | OPAQUE_WRAPPERS | set(_WRAPPERS) | {"find"}
     return bool(names & trampolines)
@@ -390,13 +402,14 @@ def _trampoline(program: Program) -> bool:
 class ProgramLists:
     """The whitelist and blacklist of a policy, resolved for matching."""
 
-    def __init__(self, policy: ShellPolicy, cwd: Path) -> None:
+    def __init__(self, policy: ShellPolicy, cwd: Path, found: dict[str, str | None] | None = None) -> None:
+        found = {} if found is None else found
         self.whitelist = policy.whitelist
         self.blacklist = policy.blacklist
         self.white_names = {e for e in policy.whitelist or () if "/" not in e}
-        self.white_paths = _resolved(policy.whitelist or (), cwd)
+        self.white_paths = _resolved(policy.whitelist or (), cwd, found)
         self.black_names = {os.path.basename(e) for e in policy.blacklist}
-        self.black_paths = _resolved(policy.blacklist, cwd)
+        self.black_paths = _resolved(policy.blacklist, cwd, found)
 
     @property
     def active(self) -> bool:
@@ -412,7 +425,7 @@ class ProgramLists:
     def _check_black(self, program: Program, shown: str) -> None:
         name = program.name
         base = os.path.basename(name)
-        real = os.path.realpath(program.path) if program.path else None
+        real = program.resolved()
         if base in self.black_names or (real and real in self.black_paths):
             entry = base if base in self.black_names else name
             raise Denied("shell.blacklist", f"shell: program '{name}' matches blacklist entry '{entry}' in {shown}")
@@ -426,7 +439,7 @@ class ProgramLists:
         if self.whitelist is None:
             return
         name = program.name
-        real = os.path.realpath(program.path) if program.path else None
+        real = program.resolved()
         if program.builtin and name in EXEC_BUILTINS | OPAQUE_BUILTINS:
             raise Denied("shell.builtin", f"shell: the '{name}' builtin is not allowed under a whitelist ({shown})")
         if "/" in name and not os.path.isabs(name):
@@ -450,13 +463,21 @@ class ProgramLists:
         raise Denied("shell.whitelist", f"shell: program '{name}' is not in the whitelist ({shown})")
 
 
-def _resolved(entries: Sequence[str], cwd: Path) -> set[str]:
+def _resolved(entries: Sequence[str], cwd: Path, found: dict[str, str | None]) -> set[str]:
     out = set()
     for entry in entries:
-        path = resolve_program(entry, cwd)
+        path = _lookup(entry, cwd, found)
         if path:
             out.add(os.path.realpath(path))
     return out
+
+
+def _lookup(name: str, cwd: Path, found: dict[str, str | None]) -> str | None:
+    """resolve_program, once per name and decision: never kept across decisions, where
+    a file or symlink changed in between must be seen."""
+    if name not in found:
+        found[name] = resolve_program(name, cwd)
+    return found[name]
 
 
 def _shown(text: str) -> str:
@@ -474,11 +495,12 @@ def _precheck(policy: ShellPolicy, strict: bool, what: str) -> None:
 def decide_shell(policy: ShellPolicy, command: str, cwd: Path, *, strict: bool = False) -> ShellPlan:
     """Check a ``sh -c`` string; raise Denied or return the plan."""
     _precheck(policy, strict, "command")
-    lists = ProgramLists(policy, cwd)
+    found: dict[str, str | None] = {}
+    lists = ProgramLists(policy, cwd, found)
     shown = _shown(command)
     if not command.strip():
         raise Denied("shell.syntax", "shell: empty command")
-    analysis = _Analysis(policy, cwd, lists.active, in_shell=True)
+    analysis = _Analysis(policy, cwd, lists.active, in_shell=True, found=found)
     certain, note = _analyze(lambda: analysis.string(command, 0), shown, lists)
     lists.check(analysis.programs, shown)
     return ShellPlan(command, (SHELL, "-c", command), tuple(analysis.programs), cwd, certain, note)
@@ -509,10 +531,11 @@ def decide_spawn(
     _precheck(policy, strict, "spawn")
     if not program or any("\0" in a for a in (program, *args)):
         raise Denied("shell.syntax", "shell: empty program name or NUL byte in arguments")
-    lists = ProgramLists(policy, cwd)
+    found: dict[str, str | None] = {}
+    lists = ProgramLists(policy, cwd, found)
     shown = _shown(" ".join([program, *args]))
     words = [Word(t, True, False, t) for t in (program, *args)]
-    analysis = _Analysis(policy, cwd, lists.active, in_shell=False)
+    analysis = _Analysis(policy, cwd, lists.active, in_shell=False, found=found)
     _analyze(lambda: analysis.invocation(words, None, 0), shown, lists)
     lists.check(analysis.programs, shown)
     first = analysis.programs[0]
