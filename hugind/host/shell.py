@@ -32,6 +32,8 @@ from hugind.errors import HostIOError, InvalidArgument, NotFound, PermissionDeni
 from hugind.host.registry import HostContext, Op, arg
 
 if TYPE_CHECKING:  # the confinement stack is loaded by the first command a run starts
+    from collections.abc import Callable
+
     from hugind.confine.command import Launch
     from hugind.confine.plan import ChildPlan
     from hugind.confine.probe import Capabilities
@@ -108,6 +110,40 @@ class _Collector:
         self._open.clear()
 
 
+def _collect(
+    ctx: HostContext,
+    collector: _Collector,
+    budget: float,
+    exited: Callable[[], bool],
+    idle_wait: Callable[[float], object],
+    on_exit: Callable[[], None] | None = None,
+) -> tuple[bool, bool]:
+    """Read the command's output until it has exited and its pipes are closed, the output
+    cap is hit, ``budget`` seconds pass or the run is cancelled: (timed_out, cancelled).
+
+    ``idle_wait(left)`` waits for the exit once the pipes are closed; past DRAIN_GRACE
+    after the exit, someone outside the command's tree holds the pipes: stop reading."""
+    deadline = time.monotonic() + budget
+    exited_at: float | None = None
+    while not collector.truncated:
+        now = time.monotonic()
+        if now >= deadline:
+            return True, False
+        if ctx.cancelled.is_set():
+            return False, True
+        if exited_at is None and exited():
+            exited_at = now
+            if on_exit is not None:
+                on_exit()
+        if exited_at is not None and (not collector.open or now - exited_at > DRAIN_GRACE):
+            break
+        if collector.open:
+            collector.pump(min(POLL, deadline - now))
+        else:
+            idle_wait(deadline - now)
+    return False, False
+
+
 def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str, request: dict[str, Any]) -> dict[str, Any]:
     engine = ctx.policy
     policy = engine.policy.shell
@@ -164,26 +200,10 @@ def _supervise_in_zygote(
         os.close(out_w)  # the zygote has its own copies now: EOF comes when the command's tree is gone
         os.close(err_w)
     collector = _Collector((out_r, err_r), max_output)
-    deadline = time.monotonic() + budget
-    timed_out = cancelled = False
-    exited_at: float | None = None
     try:
-        while not collector.truncated:
-            now = time.monotonic()
-            if now >= deadline:
-                timed_out = True
-                break
-            if ctx.cancelled.is_set():
-                cancelled = True
-                break
-            if exited_at is None and ticket.finished():
-                exited_at = now
-            if exited_at is not None and (not collector.open or now - exited_at > DRAIN_GRACE):
-                break  # done; past the grace someone outside the tree holds the pipes
-            if collector.open:
-                collector.pump(min(POLL, deadline - now))
-            else:
-                ticket.wait(min(POLL, deadline - now))
+        timed_out, cancelled = _collect(
+            ctx, collector, budget, ticket.finished, lambda left: ticket.wait(min(POLL, left))
+        )
         if not ticket.finished():
             _stop_in_zygote(ticket)
     finally:
@@ -238,27 +258,15 @@ def _supervise(
     assert proc.stdout is not None and proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     collector = _Collector((out_fd, err_fd), max_output)
-    deadline = time.monotonic() + budget
-    timed_out = cancelled = False
-    exited_at: float | None = None
     try:
-        while not collector.truncated:
-            now = time.monotonic()
-            if now >= deadline:
-                timed_out = True
-                break
-            if ctx.cancelled.is_set():
-                cancelled = True
-                break
-            if exited_at is None and _exited(proc.pid):
-                exited_at = now
-                _signal_group(proc.pid, signal.SIGKILL)  # leftovers of the finished command
-            if exited_at is not None and (not collector.open or now - exited_at > DRAIN_GRACE):
-                break  # done; past the grace someone outside the group holds the pipes
-            if collector.open:
-                collector.pump(min(POLL, deadline - now))
-            else:
-                time.sleep(min(EXIT_POLL, deadline - now))
+        timed_out, cancelled = _collect(
+            ctx,
+            collector,
+            budget,
+            lambda: _exited(proc.pid),
+            lambda left: time.sleep(min(EXIT_POLL, left)),
+            on_exit=lambda: _signal_group(proc.pid, signal.SIGKILL),  # leftovers of the finished command
+        )
         if timed_out or cancelled or collector.truncated or not _exited(proc.pid):
             _stop_group(proc)
         else:
