@@ -44,10 +44,18 @@ def loads(data: str | bytes | bytearray, *, max_depth: int = MAX_DEPTH, **kwargs
         value = json.loads(data, **kwargs)
     except RecursionError:
         raise JSONTooDeep(max_depth) from None
+    check_depth(value, data, max_depth)
+    return value
+
+
+def check_depth(value: Any, source: str | bytes | bytearray, max_depth: int = MAX_DEPTH) -> None:
+    """Raise ``JSONTooDeep`` if ``value``, parsed from ``source``, nests past ``max_depth``."""
     if not isinstance(value, (dict, list)):
-        return value
+        return
     # Counting brackets bounds the depth from above in C; walk only when that bound is too high.
-    opens = data.count("[") + data.count("{") if isinstance(data, str) else data.count(b"[") + data.count(b"{")
+    if isinstance(source, str):
+        opens = source.count("[") + source.count("{")
+    else:
+        opens = source.count(b"[") + source.count(b"{")
     if opens > max_depth and deeper_than(value, max_depth):
         raise JSONTooDeep(max_depth)
-    return value

@@ -14,7 +14,7 @@ import json
 import re
 from typing import Any
 
-from hugind.jsontext import deeper_than
+from hugind.jsontext import check_depth
 
 MAX_DEPTH = 64
 GEMMA_QUOTE = '<|"|>'
@@ -33,8 +33,10 @@ class LenientJSONError(ValueError):
 
 def loads_lenient(text: str, *, close_truncated: bool = False) -> Any:
     """Parse ``text`` as one value; surrounding whitespace is allowed."""
-    try:
-        return _capped(json.loads(text))
+    try:  # past the fallback's own cap, the fallback reports the nesting
+        value = json.loads(text)
+        check_depth(value, text, MAX_DEPTH + 1)
+        return value
     except (ValueError, RecursionError):
         pass
     value, end = _Parser(text, close_truncated).parse(0)
@@ -48,17 +50,11 @@ def parse_value(text: str, pos: int = 0, *, close_truncated: bool = False) -> tu
     start = _skip_ws(text, pos)
     try:
         value, end = _DECODER.raw_decode(text, start)
-        return _capped(value), end
+        check_depth(value, text[start:end], MAX_DEPTH + 1)
+        return value, end
     except (ValueError, RecursionError):
         pass
     return _Parser(text, close_truncated).parse(start)
-
-
-def _capped(value: Any) -> Any:
-    """The strict parser's result, held to the same depth cap as the fallback's."""
-    if isinstance(value, (dict, list)) and deeper_than(value, MAX_DEPTH + 1):
-        raise LenientJSONError(f"nesting too deep (more than {MAX_DEPTH} levels)")
-    return value
 
 
 def scrub_surrogates(value: Any) -> Any:

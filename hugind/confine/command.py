@@ -46,7 +46,6 @@ JOIN_CGROUP = 'echo $$ > "$0" && exec "$@"'
 class Launch:
     argv: list[str]
     env: dict[str, str]
-    missing: tuple[str, ...]  # layers the plan needs that this machine lacks
     cgroup: ChildCgroup | None = None
 
     def release(self) -> None:
@@ -182,4 +181,4 @@ def confined(plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None = 
             argv = ["/bin/sh", "-c", JOIN_CGROUP, cgroup.procs, *argv]
     else:
         argv = launcher_argv(plan, caps, proxy, cgroup)
-    return Launch(argv, env, missing_layers(caps), cgroup)
+    return Launch(argv, env, cgroup)

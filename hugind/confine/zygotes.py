@@ -90,7 +90,7 @@ def zygote_launch(view: View, caps: Capabilities, fd: int) -> Launch:
             words = ["/bin/sh", "-c", JOIN_CGROUP, cgroup.procs, *words]
     else:
         words = launcher_argv(plan, caps, None, cgroup, rlimits=False)
-    return Launch(words, {}, (), cgroup)
+    return Launch(words, {}, cgroup)
 
 
 class Zygote:
