@@ -12,12 +12,13 @@ from __future__ import annotations
 import gc
 import os
 import sys
-from contextlib import suppress
 
+from hugind import process_end
 from hugind.errors import ExitCode, HugindError
 
 
-def _dispatch(argv: list[str]) -> None:
+def _dispatch(argv: list[str]) -> int | None:
+    """The exit code of a run the quick parser read; None after any other command."""
     gc.disable()  # until the start-up imports are done: see _started
     from hugind.cli_quick import parse_run
 
@@ -27,11 +28,12 @@ def _dispatch(argv: list[str]) -> None:
 
         import_run_stack()
         _started()
-        sys.exit(run_command(quick))
+        return run_command(quick)
     from hugind.cli import app
 
     _started()
     app()
+    return None
 
 
 def _started() -> None:
@@ -49,9 +51,11 @@ def _started() -> None:
 
 def main() -> None:
     code: int | str | None = 0
+    quick_code: int | None = None  # a quick run's: nothing is left but the exit
     try:
         try:
-            _dispatch(sys.argv[1:])
+            quick_code = _dispatch(sys.argv[1:])
+            sys.exit(quick_code)
         except KeyboardInterrupt:
             sys.stderr.write("hugind: interrupted\n")
             sys.exit(130)
@@ -74,29 +78,11 @@ def main() -> None:
         # free memory the OS takes back anyway. Frozen objects are left out of
         # those collections; atexit handlers, flushes and thread joins still run.
         gc.freeze()
-        _leave_running_host_ops(code)
-
-
-def _leave_running_host_ops(code: int | str | None) -> None:
-    """End the process now if host ops a run left behind are still running.
-
-    A fetch the agent aborted goes on in a daemon worker thread, possibly inside
-    OpenSSL; the C library's exit handlers would then tear OpenSSL down under it
-    (seen: SIGSEGV in libcrypto after the agent's last line). So: Python's exit
-    handlers (cgroup sweep, audit files) and the flushes run, C's do not."""
-    dispatch = sys.modules.get("hugind.host.dispatch")
-    if dispatch is None or not dispatch.ops_in_progress():
-        return
-    import atexit
-
-    if isinstance(code, str):
-        sys.stderr.write(code + "\n")
-        code = 1
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with suppress(OSError, ValueError):  # a closed pipe: nothing more can be said
-            stream.flush()
-    os._exit(code or 0)
+        dispatch = sys.modules.get("hugind.host.dispatch")
+        if dispatch is not None and dispatch.ops_in_progress():
+            process_end.end_forced(code)
+        if quick_code is not None:  # a run the quick path knows all of: no shutdown if nothing changes
+            process_end.end_early(code)
 
 
 if __name__ == "__main__":

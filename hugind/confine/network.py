@@ -13,8 +13,6 @@ and the child's proxy variables point there.
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -57,6 +55,8 @@ class ChildNetwork:
             if self._closed:
                 return None
             if self._endpoint is None:
+                import tempfile  # here, not at the top: most runs start no child (see design.md)
+
                 from hugind.confine.command import ProxyEndpoint
                 from hugind.confine.proxy import FORWARDER_PATH, ChildNetProxy, proxy_env
 
@@ -78,4 +78,6 @@ class ChildNetwork:
         if proxy is not None:
             proxy.close()
         if directory is not None:
+            import shutil
+
             shutil.rmtree(directory, ignore_errors=True)

@@ -15,7 +15,6 @@ import ctypes
 import errno
 import os
 import posixpath
-import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -349,6 +348,8 @@ def _remove(ctx: HostContext, args: dict[str, Any]) -> None:
         if not stat.S_ISDIR(st.st_mode):
             os.unlink(name, dir_fd=dfd)
         elif recursive:
+            import shutil  # only here: a cold run does not pay for it (see design.md)
+
             shutil.rmtree(name, dir_fd=dfd)
         else:
             os.rmdir(name, dir_fd=dfd)

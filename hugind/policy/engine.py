@@ -9,9 +9,7 @@ the capability needs to act safely or raises ``PermissionDenied``.
 from __future__ import annotations
 
 import os
-import shutil
 import sys
-import tempfile
 import threading
 import weakref
 from collections.abc import Mapping
@@ -64,6 +62,9 @@ class PolicyEngine:
             if self._scratch is None:
                 if self._closed:
                     raise PermissionDenied("filesystem: the run has ended")
+                import shutil  # here, not at the top: only scratch runs need them (see design.md)
+                import tempfile
+
                 self._scratch = Path(os.path.realpath(tempfile.mkdtemp(prefix="hugind-scratch-")))
                 # Safety net if close() is never called: removed when the engine goes away.
                 weakref.finalize(self, shutil.rmtree, self._scratch, True)
@@ -95,6 +96,8 @@ class PolicyEngine:
             self._view = None
             scratch, self._scratch = self._scratch, None
         if scratch is not None:
+            import shutil
+
             shutil.rmtree(scratch, ignore_errors=True)
 
     def __enter__(self) -> PolicyEngine:

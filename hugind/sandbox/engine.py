@@ -16,11 +16,9 @@ policy denies it explicitly).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import sys
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -29,6 +27,7 @@ from pathlib import Path
 import wasmtime
 
 from hugind.paths import cache_root
+from hugind.sha256 import sha256
 
 TICK_SECONDS = 0.005
 
@@ -133,7 +132,7 @@ def load_module(wasm: bytes, config: EngineConfig = EngineConfig(), *, disk_cach
 
     Order: this process's memory, then the on-disk cache, then Cranelift.
     """
-    digest = hashlib.sha256(wasm).hexdigest()
+    digest = sha256(wasm).hexdigest()
     return load_derived(digest, lambda: wasm, config, disk_cache=disk_cache)
 
 
@@ -159,7 +158,7 @@ def load_derived(
         cache_stats.hits += 1
         return module
     engine = get_engine(config)
-    name = hashlib.sha256(f"{_WASMTIME_VERSION}|{config.key()}|{key}".encode()).hexdigest()
+    name = sha256(f"{_WASMTIME_VERSION}|{config.key()}|{key}".encode()).hexdigest()
     directory = _private_dir(cache_root() / "modules") if disk_cache else None
     path = directory / f"{name}.cwasm" if directory else None
     module = None
@@ -182,6 +181,8 @@ def load_derived(
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
+    import tempfile  # only the first run on a machine writes: the others skip its import
+
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as f:

@@ -9,7 +9,6 @@ built.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -21,6 +20,7 @@ import wasmtime
 
 from hugind.errors import EngineError, InvalidModule
 from hugind.sandbox.engine import EngineConfig, load_derived, load_module
+from hugind.sha256 import sha256
 from hugind.wasm.leb128 import WasmFormatError
 from hugind.wasm.snapshot import SnapshotError
 
@@ -96,7 +96,7 @@ def _snapshot_module(path: Path, config: EngineConfig) -> wasmtime.Module | None
 @lru_cache(maxsize=4)
 def _sha256_of(path: Path) -> str:
     recorded = _recorded_sha256(path)
-    return recorded if recorded is not None else hashlib.sha256(_engine_bytes(path)).hexdigest()
+    return recorded if recorded is not None else sha256(_engine_bytes(path)).hexdigest()
 
 
 def _recorded_sha256(path: Path) -> str | None:

@@ -48,10 +48,16 @@ HEAVY = (
     "socket",
     "uuid",
     "difflib",
+    "hashlib",  # OpenSSL: the module cache's key takes CPython's own SHA-256 (hugind.sha256)
+    "tempfile",  # with shutil, random, bz2, lzma: only a run that makes or removes a directory
+    "shutil",
 )
 
 _PROBE = """
-import gc, json, sys
+import atexit, gc, json, os, sys
+preloaded = set(sys.modules)  # the interpreter's and its site's (a .pth may import tempfile): not hugind's
+import threading  # its exit callbacks run when the interpreter shuts down, and only then:
+threading._register_atexit(os.write, 2, b"\\nTORN DOWN\\n")
 import hugind.run_command
 from hugind.entry import main
 argv, heavy = json.loads(sys.argv[1]), json.loads(sys.argv[2])
@@ -63,14 +69,12 @@ def spy(args):
     at_run = {"collector_on": gc.isenabled(), "frozen": gc.get_freeze_count()}
     return run_command(args)
 hugind.run_command.run_command = spy
-code = 0
-try:
-    main()
-except SystemExit as stop:
-    code = stop.code
-report = {"loaded": [m for m in heavy if m in sys.modules], "frozen": gc.get_freeze_count(), "at_run": at_run}
-sys.stderr.write("\\nPROBE " + json.dumps(report) + "\\n")
-sys.exit(code)
+def report():  # main() may end the process itself: the report is an exit handler
+    loaded = [m for m in heavy if m in sys.modules and m not in preloaded]
+    report = {"loaded": loaded, "frozen": gc.get_freeze_count(), "at_run": at_run}
+    sys.stderr.write("\\nPROBE " + json.dumps(report) + "\\n")
+atexit.register(report)
+main()
 """
 
 
@@ -85,8 +89,8 @@ def _engine_cached() -> None:
 
 def _probe(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], dict]:
     """Run ``hugind ARGV`` in a fresh interpreter: which of HEAVY it imported, how many
-    objects main() froze out of the shutdown collections, and (quick path) the
-    collector's state when the run began."""
+    objects main() froze out of the shutdown collections, (quick path) the collector's
+    state when the run began, and whether the interpreter's shutdown ran."""
     proc = subprocess.run(
         [sys.executable, "-c", _PROBE, json.dumps(argv), json.dumps(HEAVY)],
         capture_output=True,
@@ -96,7 +100,9 @@ def _probe(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], dict]:
     )
     marker = [line for line in proc.stderr.splitlines() if line.startswith("PROBE ")]
     assert marker, proc.stderr
-    return proc, json.loads(marker[-1][len("PROBE ") :])
+    report = json.loads(marker[-1][len("PROBE ") :])
+    report["torn_down"] = "TORN DOWN" in proc.stderr.splitlines()
+    return proc, report
 
 
 def test_a_script_agent_run_imports_nothing_heavy(tmp_path):
@@ -142,6 +148,62 @@ def test_rules_loaded_on_first_use_still_deny(tmp_path, source, rules):
     assert proc.returncode == 0, proc.stderr
     assert "denied" in json.loads(proc.stdout).lower(), proc.stdout
     assert rules in report["loaded"]
+
+
+# What the agent does: a large result (many pipe buffers), a line on stderr, a denial
+# (an audit entry and the hints printed after the run), then how it ends.
+_ENDINGS = {
+    "result": 'return "x".repeat(300000);',
+    "throw": 'throw new Error("boom");',
+    "set_result": "set_result({ n: 1 }); return 2;",
+}
+
+
+def _agent_ending(tmp_path, ending: str):
+    agent = tmp_path / "agent.js"
+    agent.write_text(
+        "export default () => {\n"
+        '  try { fs.read_text("/etc/hostname"); } catch (e) {}\n'
+        '  eprint("to stderr");\n'
+        f"  {_ENDINGS[ending]}\n"
+        "};\n"
+    )
+    return agent
+
+
+def _seen(proc: subprocess.CompletedProcess[str]) -> tuple[int, str, list[str]]:
+    """What a user sees of a run: exit code, stdout, stderr without the probe's lines."""
+    stderr = [line for line in proc.stderr.splitlines() if line and not line.startswith(("PROBE ", "TORN DOWN"))]
+    return proc.returncode, proc.stdout, stderr
+
+
+@pytest.mark.parametrize("ending", sorted(_ENDINGS))
+@pytest.mark.parametrize("strict", [False, True], ids=["plain", "strict"])
+def test_a_quick_run_ends_early_and_its_user_sees_what_a_full_exit_shows(tmp_path, ending, strict):
+    # The same run twice: by the quick path, which ends the process itself (no
+    # interpreter shutdown), and by Typer (a fuel value only Typer converts), which
+    # exits as Python does. Output, exit code and audit log must be the same.
+    agent = _agent_ending(tmp_path, ending)
+    seen = {}
+    for path, fuel in (("quick", "100000000"), ("typer", "100_000_000")):
+        audit = tmp_path / f"{path}.jsonl"
+        argv = ["run", str(agent), "--fuel", fuel, "--audit", str(audit), *(["--strict"] if strict else [])]
+        proc, report = _probe(argv)
+        assert report["torn_down"] is (path == "typer"), proc.stderr
+        assert ("typer" in report["loaded"]) is (path == "typer")
+        decisions = [(e["capability"], e["decision"]) for e in map(json.loads, audit.read_text().splitlines())]
+        seen[path] = (*_seen(proc), decisions)
+    assert seen["quick"] == seen["typer"]
+    code, stdout, stderr, decisions = seen["quick"]
+    assert "to stderr" in stderr
+    assert ("filesystem", "deny") in decisions
+    if ending == "throw":  # the agent's failure is the run's, --strict or not
+        assert code == 1 and any("boom" in line for line in stderr)
+    elif strict:  # --strict: the denial fails the run, after the result
+        assert code == 3
+    else:
+        assert code == 0
+        assert json.loads(stdout) == ("x" * 300000 if ending == "result" else {"n": 1})
 
 
 def test_the_probe_sees_an_import_when_there_is_one(tmp_path):
