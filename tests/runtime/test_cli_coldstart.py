@@ -283,3 +283,16 @@ def test_plain_conversion_is_what_the_commands_get():
     kinds = {p.name: type(p._runtime_param).__name__ for p in command.get_params(parent)}
     assert kinds["fuel"] == "PlainCoercion"
     assert kinds["agent"] == "PlainCoercion"
+
+
+@pytest.mark.parametrize("data", [b"", b"abc", bytes(range(256)) * 4099])
+def test_the_run_path_sha256_is_hashlib_s(data):
+    # The module cache's file names and the engine digest are computed with it:
+    # a different digest would miss every cache file (and pin the wrong engine).
+    import hashlib
+
+    from hugind.sha256 import sha256
+
+    ours = sha256(data[:7])
+    ours.update(data[7:])
+    assert ours.hexdigest() == hashlib.sha256(data).hexdigest()
