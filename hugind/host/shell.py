@@ -23,21 +23,25 @@ import contextlib
 import math
 import os
 import select
-import signal
-import subprocess
 import time
 from typing import TYPE_CHECKING, Any
 
 from hugind.errors import HostIOError, InvalidArgument, NotFound, PermissionDenied, Timeout
 from hugind.host.registry import HostContext, Op, arg
+from hugind.lazy_import import LazyModule
 
 if TYPE_CHECKING:  # the confinement stack is loaded by the first command a run starts
+    import signal
+    import subprocess
     from collections.abc import Callable
 
     from hugind.confine.command import Launch
     from hugind.confine.plan import ChildPlan
     from hugind.confine.probe import Capabilities
     from hugind.confine.zygotes import Ticket, Zygote
+else:  # most runs start no command: these two (~5 ms with what they import) load with the first
+    signal = LazyModule("signal")
+    subprocess = LazyModule("subprocess")
 
 TERM_GRACE = 0.3  # seconds between SIGTERM and SIGKILL
 DRAIN_GRACE = 0.5  # seconds to keep reading after the main child exited

@@ -51,6 +51,8 @@ HEAVY = (
     "hashlib",  # OpenSSL: the module cache's key takes CPython's own SHA-256 (hugind.sha256)
     "tempfile",  # with shutil, random, bz2, lzma: only a run that makes or removes a directory
     "shutil",
+    "subprocess",  # with signal: the shell host ops import them at a run's first command
+    "signal",
 )
 
 _PROBE = """
@@ -296,3 +298,17 @@ def test_the_run_path_sha256_is_hashlib_s(data):
     ours = sha256(data[:7])
     ours.update(data[7:])
     assert ours.hexdigest() == hashlib.sha256(data).hexdigest()
+
+
+def test_a_lazy_module_is_the_module_from_its_first_use():
+    import subprocess as real
+
+    from hugind.lazy_import import LazyModule
+
+    lazy = LazyModule("subprocess")
+    assert "subprocess" in repr(lazy)
+    assert lazy.Popen is real.Popen and lazy.PIPE == real.PIPE
+    with pytest.raises(AttributeError):
+        _ = lazy.no_such_name
+    with pytest.raises(ModuleNotFoundError):
+        _ = LazyModule("hugind_no_such_module").anything
