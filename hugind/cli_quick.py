@@ -23,6 +23,8 @@ from hugind.run_command import RunArgs
 
 @dataclass(frozen=True)
 class QuickOption:
+    """One option of ``hugind run`` the quick parser reads."""
+
     dest: str  # the run command's parameter
     kind: Any  # bool for a flag, else the value's type
     envvar: str | None = None

@@ -42,6 +42,8 @@ KNOWN_KEYS = {
 
 @dataclass(frozen=True)
 class EnvVar:
+    """One environment variable the agent declares (only declared names reach it)."""
+
     name: str
     required: bool = False
     description: str = ""
@@ -49,6 +51,8 @@ class EnvVar:
 
 @dataclass(frozen=True)
 class Manifest:
+    """agent.yaml, validated; ``permissions`` is left to the policy parser."""
+
     name: str
     entry_point: str
     mode: str = "script"

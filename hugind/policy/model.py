@@ -30,6 +30,8 @@ class FsRoot:
 
 @dataclass(frozen=True)
 class FsPolicy:
+    """What the guest may do with files: the mode, the roots it may read and write, and size caps."""
+
     mode: str = "none"
     read: tuple[FsRoot, ...] = ()
     write: tuple[FsRoot, ...] = ()
@@ -52,6 +54,8 @@ class DomainRule:
 
 @dataclass(frozen=True)
 class IpRule:
+    """A literal address or CIDR range the guest may connect to, optional port."""
+
     network: IPNetwork
     port: int | None
     spec: str
@@ -59,6 +63,8 @@ class IpRule:
 
 @dataclass(frozen=True)
 class NetPolicy:
+    """Whether the guest may use the network, which hosts it may reach, and its caps."""
+
     allow: bool = False
     # False: any host passes the host lists (the block list still applies).
     # True: the URL's host must match allowed_domains (names) or allowed_ips
@@ -75,6 +81,8 @@ class NetPolicy:
 
 @dataclass(frozen=True)
 class ShellPolicy:
+    """Whether the guest may run commands, which programs, where, and their caps."""
+
     allow: bool = False
     whitelist: tuple[str, ...] | None = None  # None: no whitelist; (): nothing passes
     blacklist: tuple[str, ...] = ()
@@ -100,6 +108,8 @@ class Limits:
 
 @dataclass(frozen=True)
 class Policy:
+    """The whole effective policy of one run."""
+
     agent_root: Path
     fs: FsPolicy = FsPolicy()
     net: NetPolicy = NetPolicy()

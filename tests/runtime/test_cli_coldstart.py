@@ -312,3 +312,20 @@ def test_a_lazy_module_is_the_module_from_its_first_use():
         _ = lazy.no_such_name
     with pytest.raises(ModuleNotFoundError):
         _ = LazyModule("hugind_no_such_module").anything
+
+
+def test_the_run_path_s_own_data_classes_have_their_docstrings():
+    # A dataclass without one gets a docstring made by inspect.signature when the
+    # class is created: a cost every cold run pays, for a text nobody reads.
+    import dataclasses
+
+    import hugind.cli_quick
+    import hugind.manifest
+    import hugind.policy.model
+    import hugind.run_command
+
+    modules = (hugind.cli_quick, hugind.manifest, hugind.policy.model, hugind.run_command)
+    defined = [(m, c) for m in modules for c in vars(m).values() if isinstance(c, type)]
+    classes = [c for m, c in defined if dataclasses.is_dataclass(c) and c.__module__ == m.__name__]
+    assert len(classes) >= 12
+    assert [c.__name__ for c in classes if not c.__doc__ or c.__doc__.startswith(f"{c.__name__}(")] == []
