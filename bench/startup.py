@@ -13,7 +13,11 @@ Prints, in one run:
     HUGIND_HOME): the 1st run (compiles the engine and writes its .cwasm), the 2nd
     and the 10th, and what the 1st run left in the cache;
   * in-process: deserializing the cached engine, and instantiating it + running a
-    trivial agent (what a long-lived host such as `hugind serve` pays per call).
+    trivial agent (what a long-lived host such as `hugind serve` pays per call);
+  * where a `hugind run examples/hello` spends its wall time, by phase (median over
+    runs of an instrumented copy of the command): interpreter start, imports up to
+    the quick parser, the run's import stack, the run itself, and the exit (from the
+    run's return until the parent has reaped the process).
 
 The subprocesses run without PYTHONDONTWRITEBYTECODE: an installed hugind has its
 bytecode compiled (pip does it at install), and with that variable set a run of a
@@ -96,6 +100,57 @@ def fresh_machine(rounds: int) -> tuple[list[float], list[str]]:
     return [statistics.median(times) * 1000 for times in per_run], written
 
 
+# The `hugind run` of HELLO, with a monotonic timestamp written to stderr at each phase
+# boundary (CLOCK_MONOTONIC is the same clock in the parent, so "start" and "exit" are
+# measured across the process boundary).
+_PHASES = r"""
+import os, time
+def mark(name):
+    os.write(2, f"PHASE {name} {time.monotonic()}\n".encode())
+mark("main")
+import sys
+sys.argv = ["hugind", *sys.argv[1:]]
+import hugind.run_command as rc
+import hugind.cli_quick
+mark("quick_parser")
+stack, run = rc.import_run_stack, rc.run_command
+def timed_stack():
+    stack()
+    mark("run_stack")
+def timed_run(args):
+    code = run(args)
+    mark("run")
+    return code
+rc.import_run_stack, rc.run_command = timed_stack, timed_run
+from hugind.entry import main
+main()
+"""
+PHASES = {
+    "start": ("spawn", "main"),
+    "imports up to the quick parser": ("main", "quick_parser"),
+    "the run's import stack": ("quick_parser", "run_stack"),
+    "the run": ("run_stack", "run"),
+    "exit (run returned -> reaped)": ("run", "reaped"),
+}
+
+
+def phases(repeat: int) -> dict[str, float]:
+    """Median ms of each phase of HELLO (see _PHASES)."""
+    env = _env()
+    samples: dict[str, list[float]] = {name: [] for name in PHASES}
+    for _ in range(repeat):
+        spawned = time.monotonic()
+        proc = subprocess.run([sys.executable, "-c", _PHASES, *HELLO[3:]], capture_output=True, env=env, cwd=REPO)
+        marks = {"spawn": spawned, "reaped": time.monotonic()}
+        for line in proc.stderr.decode().splitlines():
+            if line.startswith("PHASE "):
+                _, name, stamp = line.split()
+                marks[name] = float(stamp)
+        for name, (begin, end) in PHASES.items():
+            samples[name].append(marks[end] - marks[begin])
+    return {name: median_ms(times) for name, times in samples.items()}
+
+
 def in_process(repeat: int) -> tuple[float, float]:
     import wasmtime
 
@@ -138,6 +193,7 @@ def main() -> int:
     wall, cpu = interleaved(commands, ns.repeat)
     fresh, written = fresh_machine(ns.fresh_rounds)
     deser_ms, run_ms = in_process(max(ns.repeat * 10, 50))
+    by_phase = phases(ns.repeat)
 
     labels = {
         "hugind": "hugind run examples/hello",
@@ -164,6 +220,9 @@ def main() -> int:
         print(f"  1st run wrote {path}")
     print(f"deserialize cached engine      {deser_ms:8.3f} ms")
     print(f"instantiate + run trivial agent{run_ms:8.3f} ms (in-process, full run_agent)")
+    print(f"phases of `hugind run examples/hello` (median of {ns.repeat}, instrumented copy):")
+    for name, ms in by_phase.items():
+        print(f"  {name:36s} {ms:8.1f} ms")
     return 0
 
 
