@@ -4,12 +4,12 @@ After a command, interpreter shutdown only tears down what the OS takes back
 anyway: every module, wasmtime's store and module, the policy. That costs a
 script agent's run ~8-10 ms, as much as the run proper. So the executable ends
 the process itself with ``os._exit``, after doing what the shutdown would have
-done that anyone can see: print a ``SystemExit`` message, run the ``atexit``
-handlers (hugind's cgroup sweep and scratch-dir finalizers), flush stdout and
-stderr. Whenever that could differ from a normal exit it returns instead and
-the interpreter exits as usual: a thread the shutdown would wait for is still
-running, stdout or stderr cannot be flushed (a closed pipe: the interpreter
-reports it as before), or the exit status is not an int, None or a message.
+done that anyone can see: run the ``atexit`` handlers (hugind's cgroup sweep
+and scratch-dir finalizers), flush stdout and stderr. Whenever that could
+differ from a normal exit it returns instead and the interpreter exits as
+usual: a thread the shutdown would wait for is still running, stdout or stderr
+cannot be flushed (a closed pipe: the interpreter reports it as before), or the
+exit code is not an int or None (the interpreter prints anything else).
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ def _flushed() -> bool:
 
 
 def _status(code: object) -> int | None:
-    """The exit status the interpreter gives ``SystemExit(code)``; None for a code it prints."""
+    """The exit status the interpreter gives ``SystemExit(code)``; None for a code it prints
+    (a message: a run's codes are ints, so the interpreter is left to print it)."""
     if code is None:
         return 0
     if isinstance(code, int):
@@ -50,13 +51,11 @@ def _waited_for() -> bool:
 def end_early(code: object) -> None:
     """End the process now with ``code``, as ``sys.exit(code)`` would; or return, and
     let the interpreter exit, if ending early could change anything but the time."""
-    status = 1 if isinstance(code, str) else _status(code)
+    status = _status(code)
     if status is None or threading.current_thread() is not threading.main_thread() or _waited_for():
         return
     if not _flushed():
         return
-    if isinstance(code, str):
-        sys.stderr.write(code + "\n")  # what the interpreter prints for SystemExit("...")
     atexit._run_exitfuncs()  # runs each handler once and clears them: a normal exit after runs none twice
     if not _flushed():
         return  # the interpreter's own exit reports the failed flush (and exits 120), as before

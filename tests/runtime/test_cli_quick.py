@@ -112,16 +112,13 @@ def test_anything_unsure_goes_to_typer(argv):
 
 
 _PROBE = """
-import json, sys
+import atexit, json, sys
 from hugind.entry import main
 sys.argv = ["hugind", *json.loads(sys.argv[1])]
-code = 0
-try:
-    main()
-except SystemExit as stop:
-    code = stop.code
-sys.stderr.write("\\nPROBE " + json.dumps(sorted(m for m in ("typer", "click") if m in sys.modules)) + "\\n")
-sys.exit(code)
+def report():  # an exit handler: main() may end the process itself (hugind.process_end)
+    sys.stderr.write("\\nPROBE " + json.dumps(sorted(m for m in ("typer", "click") if m in sys.modules)) + "\\n")
+atexit.register(report)
+main()
 """
 
 
