@@ -11,6 +11,10 @@ from __future__ import annotations
 import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hugind.policy.host_rules import DomainRule, IpRule
 
 MiB = 1024 * 1024
 
@@ -37,28 +41,6 @@ class FsPolicy:
     write: tuple[FsRoot, ...] = ()
     max_read_bytes: int = 16 * MiB
     max_write_bytes: int = 16 * MiB
-
-
-@dataclass(frozen=True)
-class DomainRule:
-    """``example.com`` (exact) or ``*.example.com`` (any subdomain), optional port."""
-
-    pattern: str
-    port: int | None
-    spec: str
-
-    @property
-    def wildcard(self) -> bool:
-        return self.pattern.startswith("*.")
-
-
-@dataclass(frozen=True)
-class IpRule:
-    """A literal address or CIDR range the guest may connect to, optional port."""
-
-    network: IPNetwork
-    port: int | None
-    spec: str
 
 
 @dataclass(frozen=True)
@@ -129,3 +111,14 @@ class Denied(Exception):
         super().__init__(message)
         self.rule = rule
         self.message = message
+
+
+def __getattr__(name: str) -> Any:
+    """``DomainRule`` and ``IpRule``, still names of this module, are made by the first
+    import that asks for them: only a policy with host lists has any, and each dataclass
+    costs a cold run ~1 ms to create (see docs/design.md, "A cold hugind run")."""
+    if name in ("DomainRule", "IpRule"):
+        from hugind.policy import host_rules
+
+        return getattr(host_rules, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,20 +13,21 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hugind.errors import ManifestError
 from hugind.policy.model import (
     FS_MODES,
-    DomainRule,
     FsPolicy,
     FsRoot,
-    IpRule,
     Limits,
     NetPolicy,
     Policy,
     ShellPolicy,
 )
+
+if TYPE_CHECKING:  # made by the first policy that lists hosts (hugind.policy.host_rules)
+    from hugind.policy.host_rules import DomainRule, IpRule
 
 STRICT_DEFAULT_FUEL = 10_000_000_000
 PRESET_KEYS = ("name", "description", "runtime_fs_mode", "permissions")
@@ -234,6 +235,8 @@ def _pattern_covers(wide: str, narrow: str) -> bool:
 
 
 def _isect_domains(mine: tuple[DomainRule, ...], theirs: tuple[DomainRule, ...]) -> tuple[DomainRule, ...]:
+    from hugind.policy.host_rules import DomainRule
+
     out: list[DomainRule] = []
     for a in mine:
         for b in theirs:
@@ -248,6 +251,8 @@ def _isect_domains(mine: tuple[DomainRule, ...], theirs: tuple[DomainRule, ...])
 
 
 def _isect_ips(mine: tuple[IpRule, ...], theirs: tuple[IpRule, ...]) -> tuple[IpRule, ...]:
+    from hugind.policy.host_rules import IpRule
+
     out: list[IpRule] = []
     for a in mine:
         for b in theirs:

@@ -43,6 +43,7 @@ HEAVY = (
     "hugind.policy.net",
     "hugind.policy.shell",
     "hugind.policy.describe",
+    "hugind.policy.host_rules",
     "hugind.artifact",
     "hugind.wasm.binary",
     "socket",
@@ -321,11 +322,24 @@ def test_the_run_path_s_own_data_classes_have_their_docstrings():
 
     import hugind.cli_quick
     import hugind.manifest
+    import hugind.policy.host_rules
     import hugind.policy.model
     import hugind.run_command
 
-    modules = (hugind.cli_quick, hugind.manifest, hugind.policy.model, hugind.run_command)
+    modules = (hugind.cli_quick, hugind.manifest, hugind.policy.model, hugind.policy.host_rules, hugind.run_command)
     defined = [(m, c) for m in modules for c in vars(m).values() if isinstance(c, type)]
     classes = [c for m, c in defined if dataclasses.is_dataclass(c) and c.__module__ == m.__name__]
     assert len(classes) >= 12
     assert [c.__name__ for c in classes if not c.__doc__ or c.__doc__.startswith(f"{c.__name__}(")] == []
+
+
+def test_the_host_rules_are_still_names_of_the_policy_model():
+    # Made on first use (hugind.policy.host_rules), imported as they always were.
+    import hugind.policy.host_rules as host_rules
+    import hugind.policy.model as model
+    from hugind.policy.model import DomainRule, IpRule
+
+    assert (DomainRule, IpRule) == (host_rules.DomainRule, host_rules.IpRule)
+    assert DomainRule("*.example.com", 443, "*.example.com:443").wildcard
+    with pytest.raises(AttributeError, match="no attribute 'NoSuchRule'"):
+        _ = model.NoSuchRule
