@@ -13,7 +13,7 @@ import gc
 import os
 import sys
 
-from hugind import process_end
+from hugind import process_end, std_streams
 from hugind.errors import ExitCode, HugindError
 
 
@@ -49,20 +49,42 @@ def _started() -> None:
     gc.enable()
 
 
+def _refuse_closed_streams() -> None:
+    """Closed standard descriptors get ``/dev/null`` before any file is opened (std_streams.py);
+    a run whose stdout or stderr was closed is refused, since nothing it said could be seen."""
+    closed = std_streams.fill_closed()
+    if "standard input" in closed:
+        sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's stdin, kept to the end
+    unseen = [name for name in closed if name != "standard input"]
+    if unseen:
+        if "standard error" not in closed:
+            sys.stderr.write(
+                f"hugind: error: {' and '.join(unseen)} closed: nothing the command said could be seen "
+                "(redirect it to /dev/null to discard it)\n"
+            )
+        sys.exit(ExitCode.USAGE)
+
+
 def main() -> None:
     code: int | str | None = 0
     quick_code: int | None = None  # a quick run's: nothing is left but the exit
     try:
         try:
+            _refuse_closed_streams()
             quick_code = _dispatch(sys.argv[1:])
             sys.exit(quick_code)
         except KeyboardInterrupt:
             sys.stderr.write("hugind: interrupted\n")
             sys.exit(130)
         except HugindError as err:  # raised outside a command's own handling
-            sys.stderr.write(f"hugind: error: {err.message}\n")
+            if not err.quiet:
+                sys.stderr.write(f"hugind: error: {err.message}\n")
             sys.exit(err.exit_code)
-        except Exception:
+        except Exception as exc:
+            if isinstance(exc, BrokenPipeError) and std_streams.stdout_reader_gone():
+                # stdout's reader left (``| head``): quiet, as any tool SIGPIPE ends
+                std_streams.silence_stdout()
+                sys.exit(ExitCode.OUTPUT_CLOSED)
             import traceback
 
             traceback.print_exc()

@@ -25,6 +25,7 @@ class ExitCode:
     ENGINE = 7  # the JS engine is missing, corrupt or failed to build
     REPLAY_DIVERGED = 8  # hugind replay: the run differs from its record (agent, policy or a request)
     RECORD_INVALID = 9  # hugind replay: the record is truncated, tampered with or not a record
+    OUTPUT_CLOSED = 141  # stdout's reader left (128 + SIGPIPE, as a shell reports a tool SIGPIPE ended)
     INTERNAL = 70  # a bug in hugind itself
 
 
@@ -32,6 +33,7 @@ class HugindError(Exception):
     """Base class of every error that ends a run with a clear message."""
 
     exit_code: int = ExitCode.INTERNAL
+    quiet = False  # True: the exit status says it all (nothing is printed)
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -88,6 +90,14 @@ class EngineError(HugindError):
 
 class BackendError(HugindError):
     exit_code = ExitCode.BACKEND
+
+
+class OutputClosed(HugindError):
+    """The reader of stdout went away (``hugind run agent | head -1``): the agent was
+    stopped at its next write. Like a tool SIGPIPE ends, hugind says nothing more."""
+
+    exit_code = ExitCode.OUTPUT_CLOSED
+    quiet = True
 
 
 class ReplayDiverged(HugindError):

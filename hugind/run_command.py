@@ -75,7 +75,8 @@ _RUN_STACK = (
 
 
 def fail(err: HugindError) -> int:
-    sys.stderr.write(f"hugind: error: {err.message}\n")
+    if not err.quiet:
+        sys.stderr.write(f"hugind: error: {err.message}\n")
     return err.exit_code
 
 

@@ -1,0 +1,128 @@
+"""The process's standard streams closed at start, or stdout's reader leaving mid-run.
+
+Each case runs the real ``hugind`` in a subprocess whose descriptors the test
+arranges itself: a pipe whose read end is already closed is a reader that left
+before the first write, so the outcome does not depend on timing.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from tests.conftest import REPO
+
+BROKEN_PIPE_STATUS = 141
+HUGIND = [sys.executable, "-m", "hugind"]
+
+
+def _run(
+    args: list[str],
+    *,
+    stdout: int | None = None,
+    stderr: int | None = None,
+    close: tuple[int, ...] = (),
+) -> int:
+    """Run hugind with the given descriptors; ``close`` lists standard descriptors to close in the child."""
+
+    def close_in_child() -> None:
+        for fd in close:
+            os.close(fd)
+
+    proc = subprocess.run(
+        [*HUGIND, *args],
+        stdout=stdout,
+        stderr=stderr,
+        preexec_fn=close_in_child if close else None,
+        cwd=REPO,
+        timeout=60,
+    )
+    return proc.returncode
+
+
+def _pipe_nobody_reads() -> int:
+    """The write end of a pipe whose reader is gone: every write to it fails with EPIPE."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    return write_end
+
+
+def _printer(make_agent: Callable[..., Path], lines: int) -> Path:
+    loop = f'for (let i = 0; i < {lines}; i++) console.log("line " + i)\n'
+    return make_agent({"main.js": loop + 'export default "done"\n'})
+
+
+def test_closed_stdout_is_refused_before_the_agent_runs(make_agent, tmp_path):
+    marker = tmp_path / "ran"
+    agent = make_agent(
+        {"main.js": f'fs.write_text("{marker}", "yes")\nexport default 1\n'},
+        permissions={"filesystem": {"write": [str(tmp_path)]}},
+    )
+    err = tmp_path / "stderr"
+    with err.open("wb") as sink:
+        code = _run(["run", str(agent)], stderr=sink.fileno(), close=(1,))
+    assert code == 2
+    assert "standard output closed" in err.read_text()
+    assert not marker.exists()
+
+
+def test_closed_stderr_is_refused(make_agent, tmp_path):
+    agent = _printer(make_agent, 1)
+    out = tmp_path / "stdout"
+    with out.open("wb") as sink:
+        code = _run(["run", str(agent)], stdout=sink.fileno(), close=(2,))
+    assert code == 2
+    assert out.read_bytes() == b""
+
+
+def test_closed_stdin_reads_as_empty(make_agent, tmp_path):
+    agent = make_agent({"main.js": "export default 'ran'\n"})
+    out = tmp_path / "stdout"
+    with out.open("wb") as sink:
+        code = _run(["run", str(agent)], stdout=sink.fileno(), close=(0,))
+    assert code == 0
+    assert out.read_text() == '"ran"\n'
+
+
+def test_result_to_a_reader_that_left_ends_quietly_with_141(make_agent, tmp_path):
+    agent = make_agent({"main.js": "export default 'x'.repeat(100000)\n"})
+    write_end = _pipe_nobody_reads()
+    err = tmp_path / "stderr"
+    try:
+        with err.open("wb") as sink:
+            code = _run(["run", str(agent)], stdout=write_end, stderr=sink.fileno())
+    finally:
+        os.close(write_end)
+    assert code == BROKEN_PIPE_STATUS
+    assert err.read_text() == ""
+
+
+def test_guest_prints_to_a_reader_that_left_stop_the_agent_quietly(make_agent, tmp_path):
+    # Before: wasmtime-py's output callback printed the BrokenPipeError and handed
+    # wasmtime a bogus length, and the process aborted in a Rust panic (exit 134).
+    agent = _printer(make_agent, 100_000)
+    write_end = _pipe_nobody_reads()
+    err = tmp_path / "stderr"
+    try:
+        with err.open("wb") as sink:
+            code = _run(["run", str(agent)], stdout=write_end, stderr=sink.fileno())
+    finally:
+        os.close(write_end)
+    assert code == BROKEN_PIPE_STATUS
+    assert err.read_text() == ""
+
+
+def test_guest_prints_to_stderr_whose_reader_left_stop_the_agent(make_agent, tmp_path):
+    agent = make_agent({"main.js": 'for (let i = 0; i < 100000; i++) console.error("e" + i)\nexport default 1\n'})
+    write_end = _pipe_nobody_reads()
+    out = tmp_path / "stdout"
+    try:
+        with out.open("wb") as sink:
+            code = _run(["run", str(agent)], stdout=sink.fileno(), stderr=write_end)
+    finally:
+        os.close(write_end)
+    assert code == BROKEN_PIPE_STATUS
+    assert out.read_bytes() == b""
