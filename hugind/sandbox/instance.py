@@ -235,7 +235,8 @@ class GuestInstance:
     def _wasi(self, io: GuestIO) -> wasmtime.WasiConfig:
         wasi = wasmtime.WasiConfig()
         wasi.argv = io.argv or ["agent"]
-        wasi.env = list(io.env.items())
+        if io.env:  # a new WasiConfig's environment is already empty
+            wasi.env = list(io.env.items())
         if io.inherit_stdin:
             wasi.inherit_stdin()
         elif io.stdin_path is not None:
