@@ -27,6 +27,7 @@ it is held out of ``repr`` and never put in an error message.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import re
 import stat
@@ -62,7 +63,15 @@ _ENV_REF = r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}"  # compiled (and cached) by re on f
 
 
 def default_config_path(env: Mapping[str, str] | None = None) -> Path:
-    return hugind_home(env) / "config.yaml"
+    env = os.environ if env is None else env
+    return _config_path_for(env.get("HUGIND_HOME"), os.environ.get("HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _config_path_for(hugind_home_value: str | None, home: str | None) -> Path:
+    # A function of the two variables it depends on (HOME is what expanduser and
+    # Path.home read), so every run's backend preview skips the path arithmetic.
+    return hugind_home({"HUGIND_HOME": hugind_home_value} if hugind_home_value else {}) / "config.yaml"
 
 
 @dataclass(frozen=True)
