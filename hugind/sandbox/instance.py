@@ -31,7 +31,7 @@ import wasmtime
 
 from hugind.errors import AgentFailed, EngineError, HugindError, LimitExceeded, TrapError
 from hugind.host.dispatch import Dispatcher
-from hugind.sandbox import raw_export, raw_import, wasi_guard
+from hugind.sandbox import raw_export, raw_import, wasi_guard, wasi_output
 from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
 from hugind.sandbox.wasi_clock import WasiClock
 from hugind.sandbox.wasi_guard import WasiGuard
@@ -241,35 +241,57 @@ class GuestInstance:
             wasi.inherit_stdin()
         elif io.stdin_path is not None:
             wasi.stdin_file = str(io.stdin_path)
-        wasi.stdout_custom = self._capped(io.stdout)
-        wasi.stderr_custom = self._capped(io.stderr)
+        outputs = [self._capped(io.stdout), self._capped(io.stderr)]
+        wasi.stdout_custom, wasi.stderr_custom = outputs
+        wasi_output.track(self.store, outputs, self)
         for host, guest, writable in io.preopens:
             wasi.preopen_dir(str(host), guest, fs_mutable=writable)
         return wasi
 
     def _capped(self, sink: OutputSink) -> Callable[[bytes], None]:
+        # wasmtime keeps the callback until the store's WASI context is dropped, and
+        # the store is dropped with this instance: a strong reference to self here
+        # would be a cycle through C that no collection can see (every run's store,
+        # memory and all, would stay for the life of the process).
+        guest_ref = weakref.ref(self)
+
         def write(data: bytes) -> None:
-            room = self.limits.max_output_bytes - self._output_bytes
+            guest = guest_ref()
+            if guest is None:
+                return
+            limits = guest.limits
+            room = limits.max_output_bytes - guest._output_bytes
             if room <= 0:
                 # Output that exactly filled the cap did not interrupt (a program may end
                 # there); writing past it does, or a guest writing a byte at a time would
                 # spin here until the deadline.
-                self.interrupt(f"output cap of {self.limits.max_output_bytes} bytes exceeded")
+                guest.interrupt(f"output cap of {limits.max_output_bytes} bytes exceeded")
                 return
             chunk = bytes(data[:room])
-            self._output_bytes += len(chunk)
+            guest._output_bytes += len(chunk)
             sink(chunk)
             if len(data) > room:
                 # Stop the guest at its next epoch check instead of letting it
                 # spin writing into the void until the deadline.
-                self.interrupt(f"output cap of {self.limits.max_output_bytes} bytes exceeded")
+                guest.interrupt(f"output cap of {limits.max_output_bytes} bytes exceeded")
 
         return write
 
     def interrupt(self, reason: str) -> None:
         if self.interrupt_reason is None:
             self.interrupt_reason = reason
-        self.store.set_epoch_deadline(1)
+        if self.store is not None:  # None: released, nothing runs any more
+            self.store.set_epoch_deadline(1)
+
+    def release(self) -> None:
+        """Drop the store (instance, linear memory, WASI context) now rather than
+        whenever the last reference goes: dropping it flushes the guest's WASI
+        output through the sinks, which must happen while the interpreter runs (a
+        store left to the interpreter's exit is dropped by wasmtime's worker
+        threads calling into a finalizing Python, and they abort)."""
+        self._memory = None
+        self._funcs.clear()
+        self.store = None  # type: ignore[assignment]
 
     # ---- the hugind imports ------------------------------------------------------
 
@@ -366,6 +388,8 @@ class GuestInstance:
 
     def enter(self, name: str, *args: int, budget_s: float) -> int | None:
         """Call export ``name`` with at most ``budget_s`` seconds of guest time."""
+        if self.store is None:
+            raise EngineError(f"the guest was released: it cannot run '{name}' any more")
         func, sig = self._func(name)
         if self.interrupt_reason is None:
             self.store.set_epoch_deadline(seconds_to_ticks(budget_s))

@@ -1,0 +1,87 @@
+"""The guest's WASI output callbacks after its store is gone, and the wait for them at exit.
+
+A store whose guest wrote output hands its stdout/stderr writers to wasmtime's
+worker threads, which drop them a little after the store itself; each drop
+releases the Python callback, so it runs Python code on that worker thread.
+One that lands while the interpreter is finalizing kills the thread under
+Rust code that cannot unwind, and the process aborts. So hugind counts the
+writers whose store is gone but whose callback is still held, and at exit
+(before finalization) drops the stores still alive and waits for the count to
+reach zero.
+"""
+
+from __future__ import annotations
+
+import atexit
+import gc
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+EXIT_WAIT_S = 2.0  # at most this long at exit; each writer takes microseconds
+
+_cond = threading.Condition()
+_draining = 0  # callbacks of dropped stores that wasmtime still holds
+_stores = 0  # stores with tracked callbacks, alive
+_guests: weakref.WeakSet[Any] = weakref.WeakSet()  # objects with release(): drop the store now
+_refs: set[weakref.ref[Any]] = set()  # the weak references below, kept until their callback ran
+
+
+@dataclass
+class _Hold:
+    store_gone: bool = False
+    dropped: bool = False  # wasmtime let go of the callback
+
+
+def track(store: Any, callbacks: list[Callable[[bytes], None]], guest: Any) -> None:
+    """Follow ``callbacks`` (set on ``store``'s WASI config) until wasmtime lets go of them."""
+    global _stores
+    holds = [_Hold() for _ in callbacks]
+    # Plain weakref callbacks, not weakref.finalize: finalize's own exit hook
+    # turns every finalizer off, and it may run before ours.
+    with _cond:
+        for callback, hold in zip(callbacks, holds, strict=True):
+            _refs.add(weakref.ref(callback, lambda ref, hold=hold: _dropped(ref, hold)))
+        _refs.add(weakref.ref(store, lambda ref: _store_gone(ref, holds)))
+        _stores += 1
+    _guests.add(guest)
+
+
+def _dropped(ref: weakref.ref[Any], hold: _Hold) -> None:
+    global _draining
+    with _cond:
+        _refs.discard(ref)
+        hold.dropped = True
+        if hold.store_gone:
+            _draining -= 1
+            _cond.notify_all()
+
+
+def _store_gone(ref: weakref.ref[Any], holds: list[_Hold]) -> None:
+    global _draining, _stores
+    with _cond:
+        _refs.discard(ref)
+        _stores -= 1
+        for hold in holds:
+            hold.store_gone = True
+            if not hold.dropped:
+                _draining += 1
+        _cond.notify_all()
+
+
+def outstanding() -> tuple[int, int]:
+    """(stores alive, callbacks of dropped stores not yet released): for tests."""
+    with _cond:
+        return _stores, _draining
+
+
+@atexit.register
+def _wait_at_exit() -> None:
+    if _stores:
+        for guest in list(_guests):
+            guest.release()
+        gc.collect()  # stores kept only by garbage cycles (an exception's frames)
+    with _cond:
+        _cond.wait_for(lambda: _draining == 0, EXIT_WAIT_S)
