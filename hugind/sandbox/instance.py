@@ -284,14 +284,15 @@ class GuestInstance:
             self.store.set_epoch_deadline(1)
 
     def release(self) -> None:
-        """Drop the store (instance, linear memory, WASI context) now rather than
-        whenever the last reference goes: dropping it flushes the guest's WASI
-        output through the sinks, which must happen while the interpreter runs (a
-        store left to the interpreter's exit is dropped by wasmtime's worker
-        threads calling into a finalizing Python, and they abort)."""
+        """Let the store (instance, linear memory, WASI context) go now, to be dropped
+        off the caller's path (wasi_output.py), rather than whenever the last
+        reference goes: a store left to the interpreter's exit has its writers
+        dropped by wasmtime's worker threads calling into a finalizing Python."""
         self._memory = None
         self._funcs.clear()
-        self.store = None  # type: ignore[assignment]
+        store, self.store = self.store, None  # type: ignore[assignment]
+        if store is not None:
+            wasi_output.drop_later(store)
 
     # ---- the hugind imports ------------------------------------------------------
 

@@ -1,4 +1,8 @@
-"""The guest's WASI output callbacks after its store is gone, and the wait for them at exit.
+"""A guest's store after its run: dropped off the run's path, and waited for at exit.
+
+Dropping a store unmaps the memory its run wrote (~0.08 ms for a trivial JS
+run), so a released store is handed to a daemon thread that drops it while
+the caller goes on (the drop runs in wasmtime, without the GIL).
 
 A store whose guest wrote output hands its stdout/stderr writers to wasmtime's
 worker threads, which drop them a little after the store itself; each drop
@@ -14,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import queue
 import threading
 import weakref
 from collections.abc import Callable
@@ -27,6 +32,9 @@ _draining = 0  # callbacks of dropped stores that wasmtime still holds
 _stores = 0  # stores with tracked callbacks, alive
 _guests: weakref.WeakSet[Any] = weakref.WeakSet()  # objects with release(): drop the store now
 _refs: set[weakref.ref[Any]] = set()  # the weak references below, kept until their callback ran
+_to_drop: queue.SimpleQueue[Any] = queue.SimpleQueue()
+_dropping = 0  # stores handed to the dropping thread, not yet dropped
+_dropper_started = False
 
 
 @dataclass
@@ -71,6 +79,27 @@ def _store_gone(ref: weakref.ref[Any], holds: list[_Hold]) -> None:
         _cond.notify_all()
 
 
+def drop_later(store: Any) -> None:
+    """Drop ``store`` on the dropping thread; the caller must hold no other reference to it."""
+    global _dropping, _dropper_started
+    with _cond:
+        _dropping += 1
+        if not _dropper_started:
+            threading.Thread(target=_drop_forever, name="hugind-store-drop", daemon=True).start()
+            _dropper_started = True
+    _to_drop.put(store)
+
+
+def _drop_forever() -> None:
+    global _dropping
+    while True:
+        store = _to_drop.get()
+        del store  # the last reference: wasmtime frees the store here, on this thread
+        with _cond:
+            _dropping -= 1
+            _cond.notify_all()
+
+
 def outstanding() -> tuple[int, int]:
     """(stores alive, callbacks of dropped stores not yet released): for tests."""
     with _cond:
@@ -84,4 +113,4 @@ def _wait_at_exit() -> None:
             guest.release()
         gc.collect()  # stores kept only by garbage cycles (an exception's frames)
     with _cond:
-        _cond.wait_for(lambda: _draining == 0, EXIT_WAIT_S)
+        _cond.wait_for(lambda: _dropping == 0 and _draining == 0, EXIT_WAIT_S)

@@ -8,11 +8,13 @@ import gc
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from hugind.errors import LimitExceeded
+from hugind.sandbox import wasi_output
 from hugind.sandbox.instance import GuestInstance
 from tests.runtime.helpers import run_captured
 
@@ -22,14 +24,27 @@ def _guests_alive() -> int:
     return sum(1 for obj in gc.get_objects() if isinstance(obj, GuestInstance))
 
 
+def _stores_alive(at_most: int = -1) -> int:
+    """Live stores; with ``at_most``, once the dropping thread has brought them down to it
+    (it drops released stores shortly after their run), or after 10 s."""
+    deadline = time.monotonic() + 10
+    while True:
+        gc.collect()
+        stores, _ = wasi_output.outstanding()
+        if stores <= at_most or at_most < 0 or time.monotonic() > deadline:
+            return stores
+        time.sleep(0.01)
+
+
 def test_runs_release_their_guests(make_agent):
     agent = make_agent({"main.js": "export default () => { console.log('out'); console.error('err'); return 1; };"})
     run_captured(agent)  # warm: modules compiled, caches filled
-    before = _guests_alive()
+    before, stores_before = _guests_alive(), _stores_alive()
     for _ in range(5):
         captured = run_captured(agent)
         assert (captured.result.value, captured.stdout, captured.stderr) == (1, "out\n", "err\n")
     assert _guests_alive() == before
+    assert _stores_alive(stores_before) <= stores_before  # and their stores, memory and all, are gone
 
 
 def test_a_run_that_hit_the_output_cap_releases_its_guest_too(make_agent):
