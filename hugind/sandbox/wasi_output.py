@@ -108,9 +108,14 @@ def outstanding() -> tuple[int, int]:
 
 @atexit.register
 def _wait_at_exit() -> None:
-    if _stores:
+    with _cond:
+        alive = _stores - _dropping  # stores queued for dropping are on their way
+    if alive:
         for guest in list(_guests):
             guest.release()
-        gc.collect()  # stores kept only by garbage cycles (an exception's frames)
+        with _cond:
+            alive = _stores - _dropping
+        if alive:
+            gc.collect()  # stores kept only by garbage cycles (an exception's frames)
     with _cond:
         _cond.wait_for(lambda: _dropping == 0 and _draining == 0, EXIT_WAIT_S)
