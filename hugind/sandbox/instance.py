@@ -430,13 +430,6 @@ class GuestInstance:
             return TrapError(f"wasm trap{where}: unreachable instruction executed (the module aborted)")
         return TrapError(f"wasm trap{where}: {_first_line(trap)}")
 
-    def write_at(self, ptr: int, data: bytes) -> bool:
-        """Copy ``data`` to ``ptr`` in the guest's memory; False (nothing written) if it would not fit."""
-        if ptr < 0 or ptr + len(data) > self.memory.data_len(self.store):
-            return False
-        _write_at(self.memory, self.store, ptr, data)
-        return True
-
     def write_bytes(self, data: bytes, *, budget_s: float) -> int:
         """Copy ``data`` into a fresh guest allocation (the guest frees it)."""
         ptr = self.enter("hugind_alloc", len(data), budget_s=budget_s)

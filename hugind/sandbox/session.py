@@ -11,7 +11,6 @@ import itertools
 import json
 import threading
 import time
-import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,11 +30,6 @@ from hugind.sandbox.raw_wasm import PINNED_WASM, load_agent_module
 
 JS_STACK_LIMIT = 786432
 JS_MEMORY_HEADROOM = 16 * 1024 * 1024  # left for the engine itself past the JS heap cap
-EXCHANGE_BYTES = 16384  # the JS engine's exchange buffer (runtimes/js/shim.c, ABI.md "Fused start")
-
-# Where each JS engine module keeps its exchange buffer: a static array, so one
-# address for every instance of the module, asked of its first instance only.
-_exchange_at: weakref.WeakKeyDictionary[Any, int] = weakref.WeakKeyDictionary()
 
 
 def base_ops() -> list[Op]:
@@ -84,7 +78,6 @@ class AgentSession:
         self.is_js = agent.runtime == "js"
         pinned = agent.extra.get(PINNED_WASM)  # bytes verified by --expect: run those, not a re-read
         module = engine_module(engine_config) if self.is_js else load_agent_module(agent.entry, engine_config, pinned)
-        self._module = module
         self.instance = GuestInstance(
             module,
             self.dispatcher,
@@ -177,26 +170,12 @@ class AgentSession:
         code = source.encode()
         if b"\0" in name:
             return False
-        ptr = self._write_start(b"".join((msg, name, b"\0", code, b"\0")))
+        ptr = self.instance.write_bytes(b"".join((msg, name, b"\0", code, b"\0")), budget_s=self.driver.remaining())
         self._configured = True
         status = self.driver.enter("hugind_js_start", ptr, len(msg), len(name), len(code), *self._limits())
         if status not in (0, None):
             raise EngineError(f"the guest's hugind_js_start failed with status {status} (see stderr)")
         return True
-
-    def _write_start(self, data: bytes) -> int:
-        """Put the start block where hugind_js_start reads it: the engine's exchange
-        buffer when it fits (no hugind_alloc crossing), else a guest allocation."""
-        instance = self.instance
-        if len(data) <= EXCHANGE_BYTES and instance.has_export("hugind_js_exchange"):
-            at = _exchange_at.get(self._module)
-            if at is None:
-                at = _exchange_at[self._module] = (
-                    instance.enter("hugind_js_exchange", budget_s=self.driver.remaining()) or 0
-                ) & 0xFFFFFFFF
-            if at and instance.write_at(at, data):
-                return at
-        return instance.write_bytes(data, budget_s=self.driver.remaining())
 
     def _run_wasi_command(self) -> None:
         """The Javy convention: input on stdin, output on stdout, exit status."""

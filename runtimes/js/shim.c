@@ -488,13 +488,6 @@ static void drain_jobs(void) {
     }
 }
 
-/* A message the host wrote into the exchange buffer (hugind_js_start) is not
-   an allocation: everything else handed over is, and the engine frees it. */
-static void release(uint8_t *ptr) {
-    if (ptr != exchange)
-        free(ptr);
-}
-
 /* Hand one message to the prelude's dispatcher, then drain jobs.
    Returns 0, or -1 if the dispatcher itself threw (a prelude bug). */
 static int32_t dispatch(const char *kind, uint8_t *ptr, int32_t len, int32_t op_id) {
@@ -502,7 +495,7 @@ static int32_t dispatch(const char *kind, uint8_t *ptr, int32_t len, int32_t op_
     args[0] = JS_NewString(ctx, kind);
     args[1] = JS_NewStringLen(ctx, (const char *)ptr, (size_t)len);
     args[2] = JS_NewInt32(ctx, op_id);
-    release(ptr); /* copied: the exchange is free for the host calls the dispatcher makes */
+    free(ptr);
     JSValue r = JS_Call(ctx, entry_fn, JS_UNDEFINED, 3, args);
     JS_FreeValue(ctx, args[0]);
     JS_FreeValue(ctx, args[1]);
@@ -841,12 +834,6 @@ uint8_t *hugind_alloc(int32_t size) { return size < 0 ? NULL : malloc(size ? (si
 __attribute__((export_name("hugind_free")))
 void hugind_free(uint8_t *ptr) { free(ptr); }
 
-/* Where the host may write a start message of up to EXCHANGE_BYTES bytes for
-   hugind_js_start. A static array: its address is the same in every instance
-   of one module, so the host asks once per module (runtimes/wasm/ABI.md). */
-__attribute__((export_name("hugind_js_exchange")))
-uint8_t *hugind_js_exchange(void) { return exchange; }
-
 /* Limits the host wants the engine to enforce itself (in bytes); turning a
    memory bomb into a catchable JS "out of memory" error beats a trap.
    Called once per instance, after instantiation: with a snapshot this is the
@@ -879,29 +866,28 @@ int32_t hugind_main(uint8_t *input, int32_t len) {
    entry module preloaded. buf holds the start message (msg_len bytes), then
    the entry's normalized name and its source, each NUL-terminated; the
    engine owns buf. Returns hugind_main's status, -1 if the limits could not
-   be set, -2 if the layout is wrong. buf may also be the exchange buffer
-   (hugind_js_exchange), which saves the host a hugind_alloc crossing. */
+   be set, -2 if the layout is wrong. */
 __attribute__((export_name("hugind_js_start")))
 int32_t hugind_js_start(uint8_t *buf, int32_t msg_len, int32_t name_len, int32_t src_len, int32_t memory_limit,
                         int32_t stack_limit) {
     if (!buf || msg_len < 0 || name_len <= 0 || src_len < 0) {
-        release(buf);
+        free(buf);
         return -2;
     }
     const char *name = (const char *)buf + msg_len;
     const char *src = name + name_len + 1;
     if (name[name_len] || src[src_len] || memchr(name, 0, (size_t)name_len)) {
-        release(buf);
+        free(buf);
         return -2;
     }
     if (hugind_js_configure(memory_limit, stack_limit)) {
-        release(buf);
+        free(buf);
         return -1;
     }
     /* dispatch frees buf before the import runs: the entry moves to a block of its own */
     char *block = malloc((size_t)name_len + 1 + (size_t)src_len + 1);
     if (!block) {
-        release(buf);
+        free(buf);
         return -1;
     }
     memcpy(block, name, (size_t)name_len + 1 + (size_t)src_len + 1);
