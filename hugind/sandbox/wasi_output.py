@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import os
 import queue
 import threading
 import weakref
@@ -98,6 +99,19 @@ def _drop_forever() -> None:
         with _cond:
             _dropping -= 1
             _cond.notify_all()
+
+
+def _after_fork_in_child() -> None:
+    # The dropping thread does not survive a fork, and stores queued in the
+    # parent are the parent's: a child starts its own thread and counts afresh.
+    global _cond, _to_drop, _dropping, _dropper_started
+    _cond = threading.Condition()
+    _to_drop = queue.SimpleQueue()
+    _dropping = 0
+    _dropper_started = False
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def outstanding() -> tuple[int, int]:
