@@ -167,6 +167,9 @@ class GuestInstance:
         self._output_bytes = 0
         self.interrupt_reason: str | None = None
         self._memory: wasmtime.Memory | None = None
+        # Set before the WASI set-up registers this guest for release() (wasi_output.py),
+        # which an instance whose instantiation then fails must also survive.
+        self._funcs: dict[str, tuple[wasmtime.Func, raw_export.ExportSig]] = {}
         self.store.set_wasi(self._wasi(io))
         self.wasi_guard = WasiGuard(self.engine, dispatcher.ctx.policy)
         self._wasi_clock: WasiClock | None = None
@@ -196,7 +199,6 @@ class GuestInstance:
             raise blame(f"cannot instantiate the module: {_first_line(exc)}") from None
         # Exports are fetched one by one as they are first used (raw_export.py).
         self._export_table = raw_export.export_table(wasm_module)
-        self._funcs: dict[str, tuple[wasmtime.Func, raw_export.ExportSig]] = {}
         sig = self._export_table.by_name.get("memory")
         if sig is None or sig.kind != "memory":
             raise EngineError("the module does not export its linear memory as 'memory'")

@@ -17,6 +17,7 @@ reach zero.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
 import os
 import queue
@@ -126,7 +127,8 @@ def _wait_at_exit() -> None:
         alive = _stores - _dropping  # stores queued for dropping are on their way
     if alive:
         for guest in list(_guests):
-            guest.release()
+            with contextlib.suppress(Exception):  # on the way out: one odd guest must not keep the rest
+                guest.release()
         with _cond:
             alive = _stores - _dropping
         if alive:
