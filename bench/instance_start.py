@@ -41,12 +41,41 @@ from _timing import median_ms, time_call
 AGENT_SOURCE = "export default (input) => input.args.length;"
 
 
-def _trivial_agent(tmp: Path):
+def _trivial_agent(tmp: Path, source: str = AGENT_SOURCE, name: str = "trivial.js"):
     from hugind.manifest import load_agent
 
-    script = tmp / "trivial.js"
-    script.write_text(AGENT_SOURCE)
+    script = tmp / name
+    script.write_text(source)
     return load_agent(script)
+
+
+def _fault_cost(repeat: int, pages: int = 64) -> float:
+    """Microseconds one first write to a page of a fresh snapshot instance costs:
+    the same writes timed again once the pages are the instance's own give the
+    cost of the writes alone, and the difference is the page faults'."""
+    import ctypes
+
+    from hugind.host.dispatch import Dispatcher
+    from hugind.host.registry import HostContext
+    from hugind.sandbox.engine import EngineConfig
+    from hugind.sandbox.instance import GuestInstance, GuestIO, GuestLimits
+    from hugind.sandbox.js_engine import engine_module
+
+    module = engine_module(EngineConfig())
+    dispatcher = Dispatcher(HostContext(policy=None, agent_root=Path("."), deadline=time.monotonic() + 3600), [])
+    io = GuestIO(stdout=lambda b: None, stderr=lambda b: None)
+    first: list[float] = []
+    again: list[float] = []
+    for _ in range(repeat):
+        guest = GuestInstance(module, dispatcher, io, GuestLimits(), EngineConfig())
+        memory = guest.memory
+        base = ctypes.addressof(memory.data_ptr(guest.store).contents) + memory.data_len(guest.store) // 4
+        for out in (first, again):
+            t0 = time.perf_counter()
+            for page in range(pages):
+                ctypes.memset(base + page * 4096 + 8, 1, 1)
+            out.append(time.perf_counter() - t0)
+    return (statistics.median(first) - statistics.median(again)) / pages * 1e6
 
 
 def _set_snapshot(on: bool) -> None:
@@ -86,7 +115,12 @@ def measure(on: bool, agent, repeat: int) -> dict[str, float]:
     gc.collect()
     inside = _inside(agent, options, repeat)
     gc.collect()
+    empty = _inside(_trivial_agent(Path(agent.root), "", "empty.js"), options, repeat)
+    gc.collect()
     return {
+        "empty run_agent": empty["total"],
+        "empty js_start": empty.get("export hugind_js_start", empty.get("export hugind_main", 0.0)),
+        "empty faults": empty["faults total"],
         "bare": floor,
         "guest": phases["guest"],
         "session": phases["session"],
@@ -181,8 +215,9 @@ def _phases(agent, options, repeat: int) -> dict[str, float]:
         # the guest alone, with the session's own dispatcher and limits
         c = session.config
         t5 = time.perf_counter()
-        GuestInstance(engine_module(EngineConfig()), session.dispatcher, c.io, c.limits, EngineConfig())
+        guest = GuestInstance(engine_module(EngineConfig()), session.dispatcher, c.io, c.limits, EngineConfig())
         samples["guest"].append(time.perf_counter() - t5)
+        del guest, session  # dropped outside the timings (run_agent's own timing includes its drop)
     return {k: median_ms(v) for k, v in samples.items()}
 
 
@@ -280,6 +315,14 @@ def main() -> int:
     )
     print(f"  {'python (outside any export)':32}{inside['python']:10.3f}ms")
     print(f"  {'run_agent, timed here':32}{inside['total']:10.3f}ms  {inside['faults total']:5.0f} minor faults")
+    print("the floor of any run that evaluates JS (snapshot):")
+    print(
+        f"  {'run_agent of an empty module':32}{snap['empty run_agent']:10.3f}ms"
+        f"  {snap['empty faults']:5.0f} minor faults"
+        f"  (its hugind_js_start {snap['empty js_start']:.3f}ms; {snap['empty run_agent'] / snap['bare']:.2f}x bare)"
+    )
+    cost = _fault_cost(ns.repeat)
+    print(f"  {'one page fault, fresh instance':32}{cost:10.1f}us  (first write to a page, 64 pages)")
     if ns.idle:
         for on in (True, False):
             rss, pss, total = idle_memory(on, ns.idle)

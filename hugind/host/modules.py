@@ -16,7 +16,9 @@ sources (see ``hugind build``).
 from __future__ import annotations
 
 import base64
+import os
 import posixpath
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -37,7 +39,9 @@ class ModuleSource:
     sealed: bool = False  # an artifact: only its own modules exist, never files on disk
 
     def __post_init__(self) -> None:
-        self.root = self.root.resolve()
+        # os.path on strings: the same resolution as Path.resolve, at half the cost per run.
+        self._root = os.path.realpath(self.root)
+        self.root = Path(self._root)
 
     def resolve(self, base: str, specifier: str) -> str:
         return self._locate(base, specifier)[0]
@@ -60,18 +64,18 @@ class ModuleSource:
             return name, None
         if self.sealed:
             raise ModuleLoadError(f"import '{specifier}' from '{base}': module '{name}' is not in the artifact")
-        path = self.root / name
         try:
-            real = path.resolve(strict=True)
+            real = os.path.realpath(os.path.join(self._root, name), strict=True)
+            mode = os.stat(real).st_mode
         except (FileNotFoundError, NotADirectoryError):
             raise ModuleLoadError(f"import '{specifier}' from '{base}': module '{name}' not found") from None
-        except (OSError, RuntimeError) as exc:
+        except OSError as exc:
             raise ModuleLoadError(f"import '{specifier}': cannot resolve '{name}' ({exc.__class__.__name__})") from None
-        if not real.is_relative_to(self.root):
+        if not real.startswith(self._root.rstrip("/") + "/"):
             raise ModuleLoadError(f"import '{specifier}' refused: '{name}' is a link that leads outside the agent root")
-        if not real.is_file():
+        if not stat.S_ISREG(mode):
             raise ModuleLoadError(f"import '{specifier}': '{name}' is not a file")
-        return name, real
+        return name, Path(real)
 
     def load(self, name: str) -> dict[str, Any]:
         # Re-check: a guest could ask for a name it never resolved.

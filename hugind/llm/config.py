@@ -26,8 +26,11 @@ it is held out of ``repr`` and never put in an error message.
 
 from __future__ import annotations
 
+import copy
+import functools
 import os
 import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -60,7 +63,15 @@ _ENV_REF = r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}"  # compiled (and cached) by re on f
 
 
 def default_config_path(env: Mapping[str, str] | None = None) -> Path:
-    return hugind_home(env) / "config.yaml"
+    env = os.environ if env is None else env
+    return _config_path_for(env.get("HUGIND_HOME"), os.environ.get("HOME"))
+
+
+@functools.lru_cache(maxsize=8)
+def _config_path_for(hugind_home_value: str | None, home: str | None) -> Path:
+    # A function of the two variables it depends on (HOME is what expanduser and
+    # Path.home read), so every run's backend preview skips the path arithmetic.
+    return hugind_home({"HUGIND_HOME": hugind_home_value} if hugind_home_value else {}) / "config.yaml"
 
 
 @dataclass(frozen=True)
@@ -219,7 +230,30 @@ def _fallback_items(entries: Any, who: str) -> list[Any]:
     return [item.strip() if isinstance(item, str) else item for item in entries]
 
 
+# The parsed config file, keyed by its path; reused while one stat says it is the
+# same file (device, inode, size, mtime in ns): every run previews its backend,
+# and the YAML parse costs far more than the stat.
+_parsed: dict[str, tuple[tuple[int, int, int, int], tuple[dict[str, Any], str | None]]] = {}
+
+
 def _load(path: Path, *, required: bool, wanted: str | None = None) -> tuple[dict[str, Any], str | None]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        st = None
+    if st is None or not stat.S_ISREG(st.st_mode):
+        _parsed.pop(str(path), None)
+        return _load_file(path, required=required, wanted=wanted)
+    signature = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+    cached = _parsed.get(str(path))
+    if cached is None or cached[0] != signature:
+        cached = (signature, _load_file(path, required=required, wanted=wanted))
+        _parsed[str(path)] = cached
+    # A copy: callers build their configs from it and may change what they got.
+    return copy.deepcopy(cached[1])
+
+
+def _load_file(path: Path, *, required: bool, wanted: str | None = None) -> tuple[dict[str, Any], str | None]:
     if not path.is_file():
         if required:
             what = f"unknown backend '{wanted}': " if wanted else ""

@@ -31,7 +31,7 @@ import wasmtime
 
 from hugind.errors import AgentFailed, EngineError, HugindError, LimitExceeded, TrapError
 from hugind.host.dispatch import Dispatcher
-from hugind.sandbox import raw_export, raw_import, wasi_guard
+from hugind.sandbox import raw_export, raw_import, wasi_guard, wasi_output
 from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
 from hugind.sandbox.wasi_clock import WasiClock
 from hugind.sandbox.wasi_guard import WasiGuard
@@ -167,6 +167,9 @@ class GuestInstance:
         self._output_bytes = 0
         self.interrupt_reason: str | None = None
         self._memory: wasmtime.Memory | None = None
+        # Set before the WASI set-up registers this guest for release() (wasi_output.py),
+        # which an instance whose instantiation then fails must also survive.
+        self._funcs: dict[str, tuple[wasmtime.Func, raw_export.ExportSig]] = {}
         self.store.set_wasi(self._wasi(io))
         self.wasi_guard = WasiGuard(self.engine, dispatcher.ctx.policy)
         self._wasi_clock: WasiClock | None = None
@@ -196,7 +199,6 @@ class GuestInstance:
             raise blame(f"cannot instantiate the module: {_first_line(exc)}") from None
         # Exports are fetched one by one as they are first used (raw_export.py).
         self._export_table = raw_export.export_table(wasm_module)
-        self._funcs: dict[str, tuple[wasmtime.Func, raw_export.ExportSig]] = {}
         sig = self._export_table.by_name.get("memory")
         if sig is None or sig.kind != "memory":
             raise EngineError("the module does not export its linear memory as 'memory'")
@@ -235,40 +237,64 @@ class GuestInstance:
     def _wasi(self, io: GuestIO) -> wasmtime.WasiConfig:
         wasi = wasmtime.WasiConfig()
         wasi.argv = io.argv or ["agent"]
-        wasi.env = list(io.env.items())
+        if io.env:  # a new WasiConfig's environment is already empty
+            wasi.env = list(io.env.items())
         if io.inherit_stdin:
             wasi.inherit_stdin()
         elif io.stdin_path is not None:
             wasi.stdin_file = str(io.stdin_path)
-        wasi.stdout_custom = self._capped(io.stdout)
-        wasi.stderr_custom = self._capped(io.stderr)
+        outputs = [self._capped(io.stdout), self._capped(io.stderr)]
+        wasi.stdout_custom, wasi.stderr_custom = outputs
+        wasi_output.track(self.store, outputs, self)
         for host, guest, writable in io.preopens:
             wasi.preopen_dir(str(host), guest, fs_mutable=writable)
         return wasi
 
     def _capped(self, sink: OutputSink) -> Callable[[bytes], None]:
+        # wasmtime keeps the callback until the store's WASI context is dropped, and
+        # the store is dropped with this instance: a strong reference to self here
+        # would be a cycle through C that no collection can see (every run's store,
+        # memory and all, would stay for the life of the process).
+        guest_ref = weakref.ref(self)
+
         def write(data: bytes) -> None:
-            room = self.limits.max_output_bytes - self._output_bytes
+            guest = guest_ref()
+            if guest is None:
+                return
+            limits = guest.limits
+            room = limits.max_output_bytes - guest._output_bytes
             if room <= 0:
                 # Output that exactly filled the cap did not interrupt (a program may end
                 # there); writing past it does, or a guest writing a byte at a time would
                 # spin here until the deadline.
-                self.interrupt(f"output cap of {self.limits.max_output_bytes} bytes exceeded")
+                guest.interrupt(f"output cap of {limits.max_output_bytes} bytes exceeded")
                 return
             chunk = bytes(data[:room])
-            self._output_bytes += len(chunk)
+            guest._output_bytes += len(chunk)
             sink(chunk)
             if len(data) > room:
                 # Stop the guest at its next epoch check instead of letting it
                 # spin writing into the void until the deadline.
-                self.interrupt(f"output cap of {self.limits.max_output_bytes} bytes exceeded")
+                guest.interrupt(f"output cap of {limits.max_output_bytes} bytes exceeded")
 
         return write
 
     def interrupt(self, reason: str) -> None:
         if self.interrupt_reason is None:
             self.interrupt_reason = reason
-        self.store.set_epoch_deadline(1)
+        if self.store is not None:  # None: released, nothing runs any more
+            self.store.set_epoch_deadline(1)
+
+    def release(self) -> None:
+        """Let the store (instance, linear memory, WASI context) go now, to be dropped
+        off the caller's path (wasi_output.py), rather than whenever the last
+        reference goes: a store left to the interpreter's exit has its writers
+        dropped by wasmtime's worker threads calling into a finalizing Python."""
+        self._memory = None
+        self._funcs.clear()
+        store, self.store = self.store, None  # type: ignore[assignment]
+        if store is not None:
+            wasi_output.drop_later(store)
 
     # ---- the hugind imports ------------------------------------------------------
 
@@ -365,6 +391,8 @@ class GuestInstance:
 
     def enter(self, name: str, *args: int, budget_s: float) -> int | None:
         """Call export ``name`` with at most ``budget_s`` seconds of guest time."""
+        if self.store is None:
+            raise EngineError(f"the guest was released: it cannot run '{name}' any more")
         func, sig = self._func(name)
         if self.interrupt_reason is None:
             self.store.set_epoch_deadline(seconds_to_ticks(budget_s))

@@ -210,3 +210,4 @@ class AgentSession:
 
     def close(self) -> None:
         self.dispatcher.close()
+        self.instance.release()
