@@ -27,6 +27,7 @@ class ExitCode:
     RECORD_INVALID = 9  # hugind replay: the record is truncated, tampered with or not a record
     OUTPUT_CLOSED = 141  # stdout's reader left (128 + SIGPIPE, as a shell reports a tool SIGPIPE ended)
     INTERNAL = 70  # a bug in hugind itself
+    OUTPUT_FAILED = 74  # the agent's output could not be written (sysexits' EX_IOERR)
 
 
 class HugindError(Exception):
@@ -98,6 +99,13 @@ class OutputClosed(HugindError):
 
     exit_code = ExitCode.OUTPUT_CLOSED
     quiet = True
+
+
+class OutputFailed(HugindError):
+    """The agent's output could not be written (a full disk, a descriptor gone bad):
+    the run was stopped rather than go on with its output lost."""
+
+    exit_code = ExitCode.OUTPUT_FAILED
 
 
 class ReplayDiverged(HugindError):

@@ -140,8 +140,14 @@ def run_command(a: RunArgs) -> int:
             end_recording(options, err.exit_code, err)
         return code
     if result.has_result and not (a.json_events and result.loop is not None):
-        sys.stdout.write(json.dumps(result.value, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
+        try:
+            sys.stdout.write(json.dumps(result.value, ensure_ascii=False) + "\n")
+            sys.stdout.flush()
+        except OSError as err:
+            from hugind import std_streams
+
+            std_streams.silence_stdout()  # what is still buffered must not fail again at exit
+            return fail(std_streams.output_lost(err))
     verdict = strict_verdict(result) if a.strict else None
     if options.tape is not None:
         from hugind.replay.command import end_recording

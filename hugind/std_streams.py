@@ -20,6 +20,8 @@ import contextlib
 import errno
 import os
 
+from hugind.errors import HugindError, OutputClosed, OutputFailed
+
 # What a shell reports for a process SIGPIPE ended: scripts with ``pipefail`` expect it.
 BROKEN_PIPE_STATUS = 128 + 13
 
@@ -69,3 +71,13 @@ def stdout_reader_gone() -> bool:
     except OSError:
         return False
     return any(revents & select.POLLERR for _, revents in events)
+
+
+def output_lost(err: Exception) -> HugindError:
+    """The error a run ends with when its output cannot be written: quiet for a reader
+    that left (``OutputClosed``), named otherwise (a full disk: ``OutputFailed``)."""
+    if isinstance(err, BrokenPipeError):
+        return OutputClosed("the reader of the output went away")
+    if isinstance(err, OSError):
+        return OutputFailed(f"cannot write the output: {err.strerror or err}")
+    return OutputFailed(f"cannot write the output: {type(err).__name__}: {err}")

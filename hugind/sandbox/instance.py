@@ -29,6 +29,7 @@ from typing import Any
 
 import wasmtime
 
+from hugind import std_streams
 from hugind.errors import AgentFailed, EngineError, HugindError, LimitExceeded, TrapError
 from hugind.host.dispatch import Dispatcher
 from hugind.sandbox import raw_export, raw_import, wasi_guard, wasi_output
@@ -166,6 +167,7 @@ class GuestInstance:
         self._response: bytes | None = None
         self._output_bytes = 0
         self.interrupt_reason: str | None = None
+        self.output_error: HugindError | None = None  # what a failed write of the guest's output ends the run with
         self._memory: wasmtime.Memory | None = None
         # Set before the WASI set-up registers this guest for release() (wasi_output.py),
         # which an instance whose instantiation then fails must also survive.
@@ -259,7 +261,7 @@ class GuestInstance:
 
         def write(data: bytes) -> None:
             guest = guest_ref()
-            if guest is None:
+            if guest is None or guest.output_error is not None:
                 return
             limits = guest.limits
             room = limits.max_output_bytes - guest._output_bytes
@@ -271,13 +273,24 @@ class GuestInstance:
                 return
             chunk = bytes(data[:room])
             guest._output_bytes += len(chunk)
-            sink(chunk)
+            try:
+                sink(chunk)
+            except Exception as err:  # nothing may reach wasmtime-py's wrapper: see _output_failed
+                guest._output_failed(err)
+                return
             if len(data) > room:
                 # Stop the guest at its next epoch check instead of letting it
                 # spin writing into the void until the deadline.
                 guest.interrupt(f"output cap of {limits.max_output_bytes} bytes exceeded")
 
         return write
+
+    def _output_failed(self, err: Exception) -> None:
+        """Stop the run: its output cannot be written. An exception let out of the
+        callback reaches wasmtime-py's wrapper, which prints it and hands wasmtime a
+        length that aborts the whole process in a Rust panic (seen: ``| head -1``)."""
+        self.output_error = std_streams.output_lost(err)
+        self.interrupt("its output cannot be written")
 
     def interrupt(self, reason: str) -> None:
         if self.interrupt_reason is None:
@@ -399,8 +412,10 @@ class GuestInstance:
             self._deadline = time.monotonic() + budget_s
         try:
             with self._running():
-                return raw_export.call(self.store, func, sig, args)
+                result = raw_export.call(self.store, func, sig, args)
         except wasmtime.ExitTrap as exc:
+            if self.output_error is not None:  # it exited before the interrupt was seen
+                raise self.output_error from None
             raise GuestExit(exc.code) from None
         except wasmtime.Trap as exc:
             failure = raw_import.take_failure()
@@ -412,11 +427,16 @@ class GuestInstance:
             if failure is not None:
                 raise failure from None
             raise TrapError(f"wasm error: {_first_line(exc)}") from None
+        if self.output_error is not None:  # the export returned before the interrupt was seen
+            raise self.output_error
+        return result
 
     def _trap_error(self, trap: wasmtime.Trap, where: str = "") -> Exception:
         """The documented error for a trap; ``where`` says when it happened, if not in an export call."""
         code = trap.trap_code
         if code == wasmtime.TrapCode.INTERRUPT:
+            if self.output_error is not None:
+                return self.output_error
             if self.interrupt_reason:
                 return LimitExceeded(f"run stopped{where}: {self.interrupt_reason}")
             return LimitExceeded(f"run stopped{where}: wall-clock deadline exceeded (permissions.limits.timeout)")

@@ -126,3 +126,21 @@ def test_guest_prints_to_stderr_whose_reader_left_stop_the_agent(make_agent, tmp
         os.close(write_end)
     assert code == BROKEN_PIPE_STATUS
     assert out.read_bytes() == b""
+
+
+def test_guest_prints_to_a_full_disk_stop_the_run_with_a_named_error(make_agent, tmp_path):
+    agent = _printer(make_agent, 100_000)
+    proc = subprocess.run([*HUGIND, "run", str(agent)], stdout=subprocess.DEVNULL, cwd=REPO, timeout=60)
+    assert proc.returncode == 0  # the control: the same agent with somewhere to write runs to the end
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([*HUGIND, "run", str(agent)], stdout=full, stderr=subprocess.PIPE, cwd=REPO, timeout=60)
+    assert proc.returncode == 74
+    assert proc.stderr.decode() == "hugind: error: cannot write the output: No space left on device\n"
+
+
+def test_a_result_to_a_full_disk_is_a_named_error(make_agent):
+    agent = make_agent({"main.js": "export default 'done'\n"})
+    with open("/dev/full", "wb") as full:
+        proc = subprocess.run([*HUGIND, "run", str(agent)], stdout=full, stderr=subprocess.PIPE, cwd=REPO, timeout=60)
+    assert proc.returncode == 74
+    assert proc.stderr.decode() == "hugind: error: cannot write the output: No space left on device\n"
