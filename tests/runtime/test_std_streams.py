@@ -144,3 +144,22 @@ def test_a_result_to_a_full_disk_is_a_named_error(make_agent):
         proc = subprocess.run([*HUGIND, "run", str(agent)], stdout=full, stderr=subprocess.PIPE, cwd=REPO, timeout=60)
     assert proc.returncode == 74
     assert proc.stderr.decode() == "hugind: error: cannot write the output: No space left on device\n"
+
+
+def test_agentic_events_to_a_reader_that_left_end_quietly_with_141(tmp_path):
+    from tests.support.chat_server import ChatServer, Reply
+
+    steps = [
+        Reply('<tool_call>{"name":"search","args":{"path":".","pattern":"TODO"}}</tool_call>'),
+        Reply("done"),
+    ]
+    write_end = _pipe_nobody_reads()
+    err = tmp_path / "stderr"
+    try:
+        with ChatServer(steps) as server, err.open("wb") as sink:
+            args = ["run", str(REPO / "examples/coder"), "--backend", server.url, "--json", "--", "find", "TODOs"]
+            code = _run(args, stdout=write_end, stderr=sink.fileno())
+    finally:
+        os.close(write_end)
+    assert code == BROKEN_PIPE_STATUS
+    assert err.read_text() == ""
