@@ -151,6 +151,10 @@ def ops_in_progress() -> int:
 
 
 class Dispatcher:
+    # Ops started on submit (Op.start) whose reply has not come yet; set per instance by
+    # the first such op, under _lock.
+    _started = 0
+
     def __init__(self, ctx: HostContext, ops: Iterable[Op]) -> None:
         self.ctx = ctx
         self._ops: dict[str, Op] = {}
@@ -270,8 +274,71 @@ class Dispatcher:
         except Exception:  # a bug in a timer's checks: the guest gets an InternalError, as from a handler
             self._finish(op_id, encode_error(_internal_error()))
             return op_id
+        if op.start is not None and self._watch_slot():
+            self._start(op_id, op, args)
+            return op_id
         self._enqueue(op_id, op, args)
         return op_id
+
+    def _watch_slot(self) -> bool:
+        """Whether one more op may be started on submit. Such ops hold no worker while
+        they run; at most MAX_WORKERS of them at once, as many as workers could run."""
+        with self._lock:
+            if self._started >= MAX_WORKERS:
+                return False
+            self._started += 1
+            return True
+
+    def _start(self, op_id: int, op: Op, args: dict[str, Any]) -> None:
+        """Run ``op.start`` here (its checks, then its I/O begins); the reply comes from
+        ``done`` on whichever thread sees the op end, or from a worker if the op hands
+        its remaining work back."""
+        global _serving
+        assert op.start is not None
+        with _serving_lock:
+            _serving += 1
+        ended = False
+
+        def end() -> None:
+            global _serving
+            nonlocal ended
+            with self._lock:
+                if ended:
+                    return
+                ended = True
+                self._started -= 1
+            with _serving_lock:
+                _serving -= 1
+
+        def done(outcome: Any) -> None:
+            if isinstance(outcome, BaseException):
+                reply = self._error_reply(op.name, args, outcome)
+            else:
+                try:
+                    reply = encode_ok(outcome)
+                except RecursionError:
+                    reply = encode_error(too_deep())
+            end()
+            self._finish(op_id, reply)
+
+        try:
+            rest = op.start(self.ctx, args, done)
+        except Exception as exc:
+            end()
+            self._finish(op_id, self._error_reply(op.name, args, exc))
+            return
+        if rest is not None:
+            end()
+            self._enqueue(op_id, Op(op.name, lambda _ctx, _args: rest(), is_async=True), args)
+
+    def _error_reply(self, op_name: str, args: dict[str, Any], exc: BaseException) -> bytes:
+        """The reply for an op that failed with ``exc`` (as _reply_async makes it)."""
+        if isinstance(exc, HostCallError):
+            self._record_refusal(op_name, args, exc)
+            return encode_error(exc)
+        if isinstance(exc, RecursionError):
+            return encode_error(too_deep())
+        return encode_error(_internal_error())
 
     def _enqueue(self, op_id: int, op: Op, args: dict[str, Any]) -> None:
         with self._lock:
