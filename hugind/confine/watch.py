@@ -33,6 +33,11 @@ class Timing:
     term_grace: float  # SIGTERM -> SIGKILL
     kill_wait: float  # SIGKILL -> the zygote's sandbox killed, and again -> given up
     poll: float  # at least this often: is the run cancelled?
+    # Pipes join the poll this long after the start, or at the exit report if sooner: a
+    # short command then costs the reader one wake-up (its report), not one per pipe too.
+    # The zygote kills the command's tree before it reports, so its pipes are at EOF by
+    # then; a command writing more than a pipe holds waits at most this long to be read.
+    read_after: float = 0.005
 
 
 @dataclass(eq=False)  # hashed by identity: the reader thread keeps a set of them
@@ -47,6 +52,7 @@ class Watch:
     timing: Timing
     done: Done
     cancelled_error: Callable[[], Exception]
+    started: float = 0.0  # monotonic
     signal_tree: Callable[[str], None] = lambda sig: None  # set by the zygote at start
     kill_sandbox: Callable[[], None] = lambda: None
     buffers: dict[int, bytearray] = field(default_factory=dict)
@@ -60,6 +66,13 @@ class Watch:
     stopping: str = ""  # "", then "term", "kill", "sandbox" as the escalation goes
     next_step: float = 0.0  # when the escalation takes its next step
     finished: bool = False
+    polled: bool = False  # its pipes are in the reader's poll
+
+    def wants_poll(self, now: float) -> bool:
+        """Whether its pipes should join the poll now (see Timing.read_after)."""
+        if self.polled or self.stopping or self.truncated or not self.open_fds:
+            return False
+        return self.exited_at is not None or now >= self.started + self.timing.read_after
 
     def __post_init__(self) -> None:
         self.buffers = {self.out_fd: bytearray(), self.err_fd: bytearray()}
@@ -96,6 +109,8 @@ class Watch:
             return self.next_step
         if self.exited_at is not None:
             return self.exited_at + self.timing.drain_grace
+        if not self.polled:
+            return min(self.deadline, self.started + self.timing.read_after)
         return self.deadline
 
     def tick(self, now: float) -> bool:

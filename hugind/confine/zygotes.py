@@ -187,8 +187,14 @@ class Zygote:
                 elif fd in by_fd and not by_fd[fd].read(fd):
                     poller.unregister(fd)
                     del by_fd[fd]
-            self._adopt(poller, by_fd)
+            self._adopt()
             now = time.monotonic()
+            for watch in self._live:
+                if watch.wants_poll(now):
+                    watch.polled = True
+                    for fd in watch.open_fds:
+                        by_fd[fd] = watch
+                        poller.register(fd, select.POLLIN)
             for watch in [w for w in self._live if w.tick(now)]:
                 for fd in (watch.out_fd, watch.err_fd):
                     if by_fd.pop(fd, None) is not None:
@@ -196,15 +202,12 @@ class Zygote:
                 self._live.discard(watch)
                 self._deliver(watch)
 
-    def _adopt(self, poller: select.poll, by_fd: dict[int, Watch]) -> None:
-        """Watches that ``start`` handed over since the last turn: their pipes join the poll."""
-        with self._lock:
-            new, self._incoming = self._incoming, []
-        for watch in new:
-            self._live.add(watch)
-            for fd in watch.open_fds:
-                by_fd[fd] = watch
-                poller.register(fd, select.POLLIN)
+    def _adopt(self) -> None:
+        """Watches that ``start`` handed over since the last turn."""
+        if self._incoming:
+            with self._lock:
+                new, self._incoming = self._incoming, []
+            self._live.update(new)
 
     def _receive(self) -> bool:
         """One message from the zygote; False when it is gone or talks nonsense (it is ended)."""
@@ -325,8 +328,9 @@ class Zygote:
         with self._lock:
             if self.alive:
                 self._incoming.append(watch)
-                with contextlib.suppress(BlockingIOError):  # a byte is there already: it wakes
-                    os.write(self._wake_w, b"w")
+                if len(self._incoming) == 1:  # the reader wakes once for all it has not taken yet
+                    with contextlib.suppress(BlockingIOError):  # a byte is there already: it wakes
+                        os.write(self._wake_w, b"w")
                 return
         # The zygote went away since the command was sent (it died with the sandbox): its
         # end is known now, and no reader thread will take the watch any more.

@@ -211,6 +211,7 @@ def _start_in_zygote(
         Timing(DRAIN_GRACE, TERM_GRACE, ZYGOTE_KILL_WAIT, POLL),
         done,
         lambda: Timeout("shell: the run was cancelled"),
+        time.monotonic(),
     )
     try:
         zygote.start(plan, out_w, err_w, watch)
