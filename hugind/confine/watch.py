@@ -37,7 +37,7 @@ class Timing:
     # short command then costs the reader one wake-up (its report), not one per pipe too.
     # The zygote kills the command's tree before it reports, so its pipes are at EOF by
     # then; a command writing more than a pipe holds waits at most this long to be read.
-    read_after: float = 0.005
+    read_after: float = 0.02
 
 
 @dataclass(eq=False)  # hashed by identity: the reader thread keeps a set of them

@@ -117,6 +117,7 @@ class Zygote:
         self._incoming: list[Watch] = []
         self._live: set[Watch] = set()
         self._poll_interval = 0.05
+        self._asleep_until = 0.0  # monotonic end of the reader's current wait (inf: none); 0: awake
         self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         try:
             launch = zygote_launch(view, caps, theirs.fileno())
@@ -171,11 +172,17 @@ class Zygote:
         by_fd: dict[int, Watch] = {}
         talking = True
         while talking or self._live:
-            timeout = -1
+            now = time.monotonic()
+            wait = math.inf
             if self._live:
-                wait = min(min(w.due() for w in self._live) - time.monotonic(), self._poll_interval)
-                timeout = max(0, math.ceil(wait * 1000))
-            for fd, _ in poller.poll(timeout):
+                wait = min(min(w.due() for w in self._live) - now, self._poll_interval)
+            with self._lock:  # start() reads when this wait ends, to wake it only if it must
+                if self._incoming:
+                    wait = 0.0
+                self._asleep_until = now + wait
+            events = poller.poll(-1 if wait == math.inf else max(0, math.ceil(wait * 1000)))
+            self._asleep_until = 0.0
+            for fd, _ in events:
                 if fd == sock_fd:
                     if talking and not self._receive():
                         talking = False
@@ -328,7 +335,9 @@ class Zygote:
         with self._lock:
             if self.alive:
                 self._incoming.append(watch)
-                if len(self._incoming) == 1:  # the reader wakes once for all it has not taken yet
+                # A wake-up costs both threads: only when the reader's current wait would
+                # end after the watch first needs it (it takes the watch at its next turn).
+                if self._asleep_until > watch.due():
                     with contextlib.suppress(BlockingIOError):  # a byte is there already: it wakes
                         os.write(self._wake_w, b"w")
                 return

@@ -189,7 +189,7 @@ def test_output_past_the_cap_stops_the_command_and_a_report_ends_the_escalation(
     watch, zygote, out_w, err_w = _watch(results)
     try:
         os.write(out_w, b"0123456789")
-        assert watch.wants_poll(0.01)
+        assert watch.wants_poll(0.03)
         assert not watch.read(watch.out_fd)  # past the cap of 8: no more reading
         assert not watch.read(watch.err_fd)
         assert not watch.tick(0.02) and zygote.signals == ["term"]
