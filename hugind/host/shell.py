@@ -208,7 +208,7 @@ def _start_in_zygote(
         max_output,
         time.monotonic() + budget,
         ctx.cancelled,
-        Timing(DRAIN_GRACE, TERM_GRACE, ZYGOTE_KILL_WAIT, POLL),
+        Timing(DRAIN_GRACE, TERM_GRACE, ZYGOTE_KILL_WAIT, POLL),  # read here: tests may change them
         done,
         lambda: Timeout("shell: the run was cancelled"),
         time.monotonic(),
