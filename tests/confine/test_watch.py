@@ -96,7 +96,7 @@ def test_more_commands_than_are_watched_without_a_worker(mode, tmp_path: Path, w
     """
     out = run_attack(tmp_path / "agent", body, {"filesystem": {"read": ["."]}, "shell": {"allow": True}})
     assert out.value == {"ok": True, "value": [f"{i}\n" for i in range(48)]}
-    assert len(watched) == 48  # past the watch slots, a worker starts the command the same way
+    assert len(watched) == 48  # past the slots, a worker starts each the same way as a slot frees
 
 
 def test_a_run_ending_mid_batch_leaves_no_command_behind(mode, tmp_path: Path, watched: list[int]) -> None:
