@@ -295,13 +295,20 @@ class Dispatcher:
         self._start(op_id, op, args)
 
     def _release_slot(self) -> None:
-        """A started op ended: its slot goes to the first op waiting (to a worker), or is free."""
+        """A started op ended: its slot goes to the first op waiting (to a worker), or is free.
+        Once the run has ended, the waiting ops are failed here: no worker is started for them."""
+        ended = self.ctx.cancelled.is_set()
         with self._lock:
-            job = self._waiting.popleft() if self._waiting else None
+            job = self._waiting.popleft() if self._waiting and not ended else None
             if job is None:
                 self._started -= 1
+            waiting = list(self._waiting or ()) if ended else []
+            if ended:
+                self._waiting = None
         if job is not None:
             self._enqueue(*job)
+        for op_id, _, _ in waiting:
+            self._finish(op_id, encode_error(HostCallError("the run has ended")))
 
     def _start(self, op_id: int, op: Op, args: dict[str, Any], *, on_worker: bool = False) -> None:
         """Run ``op.start`` here, holding a slot (its checks, then its I/O begins); the reply

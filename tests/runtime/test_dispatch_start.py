@@ -50,6 +50,15 @@ def _submit(d: Dispatcher, name: str, **args: Any) -> int:
     return d.submit(json.dumps({"op": name, "args": args}).encode())
 
 
+def _close(d: Dispatcher) -> None:
+    """End the run and wait for its workers: none may outlive it (another test counts them)."""
+    d.close()
+    for thread in threading.enumerate():
+        if thread.name == "hugind-op-worker":
+            thread.join(10)
+            assert not thread.is_alive(), "a worker outlived its run"
+
+
 def _replies(d: Dispatcher, n: int) -> dict[int, Any]:
     out = {}
     while len(out) < n:
@@ -76,7 +85,7 @@ def test_at_most_max_workers_run_and_the_rest_start_in_order_as_slots_free(tmp_p
     replies = _replies(d, total)
     assert [replies[op_id] for op_id in ids] == [{"ok": {"i": i}} for i in range(total)]
     assert d.pending == 0 and dispatch.ops_in_progress() == 0
-    d.close()
+    _close(d)
 
 
 def test_a_start_may_hand_the_rest_to_a_worker_and_a_refusal_is_the_reply(tmp_path: Path) -> None:
@@ -93,7 +102,7 @@ def test_a_start_may_hand_the_rest_to_a_worker_and_a_refusal_is_the_reply(tmp_pa
     assert replies[rest]["ok"]["finished_on"] == "hugind-op-worker"
     assert replies[rest]["ok"]["started_on"] == threading.current_thread().name
     assert replies[refused] == {"error": {"kind": "PermissionDenied", "message": "t: not this one"}}
-    d.close()
+    _close(d)
 
 
 def test_ops_waiting_for_a_slot_when_the_run_ends_get_an_error_not_silence(tmp_path: Path) -> None:
@@ -107,3 +116,4 @@ def test_ops_waiting_for_a_slot_when_the_run_ends_get_an_error_not_silence(tmp_p
     assert all("error" in replies[op_id] for op_id in ids)
     assert [replies[op_id]["error"]["message"] for op_id in ids[MAX_WORKERS:]] == ["the run has ended"] * 3
     assert held.started == list(range(MAX_WORKERS))
+    _close(d)  # and no worker was started for the ops that waited
