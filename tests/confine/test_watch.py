@@ -16,25 +16,10 @@ from pathlib import Path
 import pytest
 
 from hugind.confine import zygotes
-from hugind.confine.probe import capabilities
 from hugind.confine.watch import Timing, Watch
 from hugind.errors import LimitExceeded
 from tests.redteam.helpers import run_attack
 from tests.support.processes import marker, wait_gone, wait_present
-
-
-@pytest.fixture(params=["bwrap", "launcher"])
-def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "launcher":
-        monkeypatch.setenv("HUGIND_BWRAP", "none")
-    else:
-        monkeypatch.delenv("HUGIND_BWRAP", raising=False)
-    caps = capabilities()
-    if request.param == "bwrap" and caps.bwrap is None:
-        pytest.skip(f"bubblewrap unavailable: {caps.bwrap_problem}")
-    if not zygotes.usable(caps):
-        pytest.skip("this machine cannot hold a zygote (needs Landlock ABI 6 and every confinement layer)")
-    return request.param
 
 
 def through_zygote(n: int) -> int:

@@ -14,7 +14,7 @@ import yaml
 
 from hugind.confine.plan import ChildPlan, child_view, plan_child
 from hugind.confine.probe import capabilities
-from hugind.confine.zygotes import ZYGOTE_ENV, Zygote, ZygotePool, usable
+from hugind.confine.zygotes import ZYGOTE_ENV, Zygote, ZygotePool
 from hugind.host.shell import _zygote_for
 from hugind.manifest import load_agent
 from hugind.run import RunOptions, make_policy
@@ -40,20 +40,6 @@ while time.monotonic() < end:
     time.sleep(0.02)
 print(token, os.getcwd(), sorted(seen))
 """
-
-
-@pytest.fixture(params=["bwrap", "launcher"])
-def mode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    if request.param == "launcher":
-        monkeypatch.setenv("HUGIND_BWRAP", "none")
-    else:
-        monkeypatch.delenv("HUGIND_BWRAP", raising=False)
-    caps = capabilities()
-    if request.param == "bwrap" and caps.bwrap is None:
-        pytest.skip(f"bubblewrap unavailable: {caps.bwrap_problem}")
-    if not usable(caps):
-        pytest.skip("this machine cannot hold a zygote (needs Landlock ABI 6 and every confinement layer)")
-    return request.param
 
 
 def _engine(root: Path, permissions: dict):

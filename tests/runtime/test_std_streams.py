@@ -50,6 +50,22 @@ def _pipe_nobody_reads() -> int:
     return write_end
 
 
+def _run_to_a_gone_reader(args: list[str], stream: str, tmp_path: Path) -> tuple[int, bytes]:
+    """Run hugind with ``stream`` ("stdout" or "stderr") a pipe nobody reads and the
+    other one a file: (exit code, what the file got)."""
+    write_end = _pipe_nobody_reads()
+    other = tmp_path / "other"
+    try:
+        with other.open("wb") as sink:
+            if stream == "stdout":
+                code = _run(args, stdout=write_end, stderr=sink.fileno())
+            else:
+                code = _run(args, stdout=sink.fileno(), stderr=write_end)
+    finally:
+        os.close(write_end)
+    return code, other.read_bytes()
+
+
 def _printer(make_agent: Callable[..., Path], lines: int) -> Path:
     loop = f'for (let i = 0; i < {lines}; i++) console.log("line " + i)\n'
     return make_agent({"main.js": loop + 'export default "done"\n'})
@@ -89,43 +105,19 @@ def test_closed_stdin_reads_as_empty(make_agent, tmp_path):
 
 def test_result_to_a_reader_that_left_ends_quietly_with_141(make_agent, tmp_path):
     agent = make_agent({"main.js": "export default 'x'.repeat(100000)\n"})
-    write_end = _pipe_nobody_reads()
-    err = tmp_path / "stderr"
-    try:
-        with err.open("wb") as sink:
-            code = _run(["run", str(agent)], stdout=write_end, stderr=sink.fileno())
-    finally:
-        os.close(write_end)
-    assert code == BROKEN_PIPE_STATUS
-    assert err.read_text() == ""
+    assert _run_to_a_gone_reader(["run", str(agent)], "stdout", tmp_path) == (BROKEN_PIPE_STATUS, b"")
 
 
 def test_guest_prints_to_a_reader_that_left_stop_the_agent_quietly(make_agent, tmp_path):
     # Before: wasmtime-py's output callback printed the BrokenPipeError and handed
     # wasmtime a bogus length, and the process aborted in a Rust panic (exit 134).
     agent = _printer(make_agent, 100_000)
-    write_end = _pipe_nobody_reads()
-    err = tmp_path / "stderr"
-    try:
-        with err.open("wb") as sink:
-            code = _run(["run", str(agent)], stdout=write_end, stderr=sink.fileno())
-    finally:
-        os.close(write_end)
-    assert code == BROKEN_PIPE_STATUS
-    assert err.read_text() == ""
+    assert _run_to_a_gone_reader(["run", str(agent)], "stdout", tmp_path) == (BROKEN_PIPE_STATUS, b"")
 
 
 def test_guest_prints_to_stderr_whose_reader_left_stop_the_agent(make_agent, tmp_path):
     agent = make_agent({"main.js": 'for (let i = 0; i < 100000; i++) console.error("e" + i)\nexport default 1\n'})
-    write_end = _pipe_nobody_reads()
-    out = tmp_path / "stdout"
-    try:
-        with out.open("wb") as sink:
-            code = _run(["run", str(agent)], stdout=sink.fileno(), stderr=write_end)
-    finally:
-        os.close(write_end)
-    assert code == BROKEN_PIPE_STATUS
-    assert out.read_bytes() == b""
+    assert _run_to_a_gone_reader(["run", str(agent)], "stderr", tmp_path) == (BROKEN_PIPE_STATUS, b"")
 
 
 def test_guest_prints_to_a_full_disk_stop_the_run_with_a_named_error(make_agent, tmp_path):
@@ -153,13 +145,6 @@ def test_agentic_events_to_a_reader_that_left_end_quietly_with_141(tmp_path):
         Reply('<tool_call>{"name":"search","args":{"path":".","pattern":"TODO"}}</tool_call>'),
         Reply("done"),
     ]
-    write_end = _pipe_nobody_reads()
-    err = tmp_path / "stderr"
-    try:
-        with ChatServer(steps) as server, err.open("wb") as sink:
-            args = ["run", str(REPO / "examples/coder"), "--backend", server.url, "--json", "--", "find", "TODOs"]
-            code = _run(args, stdout=write_end, stderr=sink.fileno())
-    finally:
-        os.close(write_end)
-    assert code == BROKEN_PIPE_STATUS
-    assert err.read_text() == ""
+    with ChatServer(steps) as server:
+        args = ["run", str(REPO / "examples/coder"), "--backend", server.url, "--json", "--", "find", "TODOs"]
+        assert _run_to_a_gone_reader(args, "stdout", tmp_path) == (BROKEN_PIPE_STATUS, b"")
