@@ -141,7 +141,7 @@ _CROWDED_REPLY = encode_error(
 
 
 # Async ops being served right now, in every dispatcher of the process: the CLI
-# ends the process without C-level teardown while any is (cli._leave_running_host_ops).
+# ends the process without C-level teardown while any is (process_end.end_forced).
 _serving = 0
 _serving_lock = threading.Lock()
 
