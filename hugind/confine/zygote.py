@@ -66,7 +66,6 @@ RLIMITS = {
 }
 # Python ignores some at start and handles others; a program gets the defaults.
 RESET_SIGNALS = ("SIGPIPE", "SIGXFSZ", "SIGXFZ", "SIGTERM", "SIGCHLD", "SIGINT", "SIGHUP", "SIGQUIT")
-DEFAULT_SIGNALS = [getattr(signal, name) for name in RESET_SIGNALS if hasattr(signal, name)]
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _landlock: ModuleType = sys  # the sibling landlock module once main() loaded it
@@ -132,9 +131,8 @@ def _fd_bytes(fds: list[int]) -> bytes:
 
 
 def recv_with_fds(sock: socket.socket, maxfds: int) -> tuple[bytes, list[int]]:
-    """One packet and the descriptors that came with it (close-on-exec: only the dup2
-    copies a command gets as its stdout and stderr go on)."""
-    data, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_LEN(4 * maxfds), socket.MSG_CMSG_CLOEXEC)
+    """One packet and the descriptors that came with it."""
+    data, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_LEN(4 * maxfds))
     fds: list[int] = []
     for level, kind, raw in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -178,25 +176,30 @@ def _set_rlimits(limits: dict[str, int]) -> None:
         resource.setrlimit(which, (cap, cap))
 
 
-def _run_one(cmd: dict, out_fd: int, err_fd: int, null: int) -> int:
-    """In a worker: one command, start to end of its whole tree. Its exit status.
-    ``null``: the worker's /dev/null, read-only and close-on-exec (the command's stdin)."""
+def _run_one(cmd: dict, out_fd: int, err_fd: int) -> int:
+    """In a worker: one command, start to end of its whole tree. Its exit status."""
     try:
+        for fd in (out_fd, err_fd):
+            os.set_inheritable(fd, False)  # received without close-on-exec; only the dup2 copies go on
         os.chdir(cmd["cwd"])
         argv, env = cmd["argv"], cmd["env"]
-        child = os.posix_spawn(
-            _program_path(argv, env),
-            argv,
-            env,
-            file_actions=[
-                (os.POSIX_SPAWN_DUP2, null, 0),
-                (os.POSIX_SPAWN_DUP2, out_fd, 1),
-                (os.POSIX_SPAWN_DUP2, err_fd, 2),
-            ],
-            setsid=True,
-            setsigmask=(),
-            setsigdef=DEFAULT_SIGNALS,
-        )
+        null = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            child = os.posix_spawn(
+                _program_path(argv, env),
+                argv,
+                env,
+                file_actions=[
+                    (os.POSIX_SPAWN_DUP2, null, 0),
+                    (os.POSIX_SPAWN_DUP2, out_fd, 1),
+                    (os.POSIX_SPAWN_DUP2, err_fd, 2),
+                ],
+                setsid=True,
+                setsigmask=(),
+                setsigdef=[getattr(signal, name) for name in RESET_SIGNALS if hasattr(signal, name)],
+            )
+        finally:
+            os.close(null)
     except Exception as exc:  # one line, never a traceback, and the program never runs
         text = getattr(exc, "strerror", None) or str(exc)
         try:  # noqa: SIM105  # contextlib costs the zygote's start more than it saves here
@@ -224,13 +227,12 @@ def _worker(conn: socket.socket, rlimits: dict[str, int]) -> None:
     _landlock.Ruleset(_landlock.abi_version(), restrict_tcp=False, scope=True, handle_fs=False).restrict_self()
     # RLIMIT_CPU counts this worker's own CPU too: retire well before it could bite.
     cpu_budget = rlimits.get("cpu", 1 << 30) / 2
-    null = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
     while True:
         data, fds = recv_with_fds(conn, 2)
         if not data or len(fds) != 2:
             return
         cmd = marshal.loads(data)
-        code = _run_one(cmd, fds[0], fds[1], null)
+        code = _run_one(cmd, fds[0], fds[1])
         conn.send(f"{cmd['id']} {code}".encode())
         times = os.times()
         if times.user + times.system > cpu_budget:
@@ -285,8 +287,7 @@ class Zygote:
         self.poller.register(mine.fileno(), select.POLLIN)
         return worker
 
-    def start(self, cmd: dict, fds: list[int], data: bytes) -> None:
-        """Hand ``cmd`` (``data`` as hugind sent it) to an idle worker with its rlimits."""
+    def start(self, cmd: dict, fds: list[int]) -> None:
         try:
             if len(fds) != 2:
                 raise OSError("expected two descriptors")
@@ -294,7 +295,7 @@ class Zygote:
             worker = next((w for w in self.workers.values() if w.command is None and w.rlimits == rlimits), None)
             if worker is None:
                 worker = self._fork_worker(rlimits)
-            send_with_fds(worker.conn, data, fds)
+            send_with_fds(worker.conn, marshal.dumps(cmd, 4), fds)
         except OSError as exc:
             os.write(2, f"hugind-confine: zygote: cannot start command {cmd['id']}: {exc}\n".encode(errors="replace"))
             self.report(cmd["id"], EXIT_LAUNCH_FAILED)
@@ -384,7 +385,7 @@ class Zygote:
         except (ValueError, EOFError, TypeError):  # hugind sends none such: ignore, do not die
             cmd = {}
         if cmd.get("op") == "run":
-            self.start(cmd, fds, data)
+            self.start(cmd, fds)
             return True
         for fd in fds:
             os.close(fd)
