@@ -25,7 +25,9 @@ LINES: list[Any] = [
     {"id": "last", "args": ["z"]},
 ]
 # The preset tightens the run time to 1 s: the spinning item times out in the sandbox itself.
-PRESET = "permissions:\n  limits:\n    timeout: 1\n"
+# Its fuel is set far past what 1 s can burn: --strict's default (1e10) lets a spin on a
+# loaded machine, whose deadline is seen late, run out of fuel first on one side only.
+PRESET = "permissions:\n  limits:\n    timeout: 1\n    fuel: 1000000000000\n"
 
 
 @pytest.fixture
