@@ -233,9 +233,12 @@ def _worker(conn: socket.socket, rlimits: dict[str, int]) -> None:
             return
         cmd = marshal.loads(data)
         code = _run_one(cmd, fds[0], fds[1])
-        conn.send(f"{cmd['id']} {code}".encode())
         times = os.times()
-        if times.user + times.system > cpu_budget:
+        leaving = times.user + times.system > cpu_budget
+        # Said in the report itself: a command sent to a worker between its report and
+        # its exit would be lost with it.
+        conn.send(f"{cmd['id']} {code}{' last' if leaving else ''}".encode())
+        if leaving:
             return
 
 
@@ -245,6 +248,12 @@ class _Worker:
         self.conn = conn
         self.rlimits = rlimits  # a worker serves only commands with these very rlimits
         self.command: int | None = None  # the id of the command it runs
+        # False once it is leaving (retired, said "last", or its socket failed): it stays
+        # in ``workers`` until reaped, but no command may be sent to it any more.
+        self.open = True
+
+    def idle(self) -> bool:
+        return self.open and self.command is None
 
 
 class Zygote:
@@ -291,13 +300,16 @@ class Zygote:
         try:
             if len(fds) != 2:
                 raise OSError("expected two descriptors")
-            rlimits = tuple(sorted(cmd["rlimits"].items()))
-            worker = next((w for w in self.workers.values() if w.command is None and w.rlimits == rlimits), None)
-            if worker is None:
-                worker = self._fork_worker(rlimits)
-            send_with_fds(worker.conn, marshal.dumps(cmd, 4), fds)
+            worker = self._hand_out(cmd, fds)
         except OSError as exc:
-            os.write(2, f"hugind-confine: zygote: cannot start command {cmd['id']}: {exc}\n".encode(errors="replace"))
+            # On the command's own stderr: the zygote's is read only until it is ready, and
+            # writing there again and again would fill that pipe and block the zygote.
+            if len(fds) == 2:
+                line = f"hugind-confine: zygote: cannot start the command: {exc}\n"
+                try:  # noqa: SIM105  # no contextlib (start time)
+                    os.write(fds[1], line.encode(errors="replace"))
+                except OSError:
+                    pass
             self.report(cmd["id"], EXIT_LAUNCH_FAILED)
             return
         finally:
@@ -305,6 +317,22 @@ class Zygote:
                 os.close(fd)
         worker.command = cmd["id"]
         self.by_id[cmd["id"]] = worker
+
+    def _hand_out(self, cmd: dict, fds: list[int]) -> _Worker:
+        """Send ``cmd`` to an idle worker with its rlimits, or to a new one. A worker whose
+        socket refuses it (it died, or is leaving) is retired and the next one tried."""
+        rlimits = tuple(sorted(cmd["rlimits"].items()))
+        data = marshal.dumps(cmd, 4)
+        for worker in [w for w in self.workers.values() if w.idle() and w.rlimits == rlimits]:
+            try:
+                send_with_fds(worker.conn, data, fds)
+            except OSError:
+                self._retire(worker)
+                continue
+            return worker
+        worker = self._fork_worker(rlimits)
+        send_with_fds(worker.conn, data, fds)
+        return worker
 
     def signal(self, cmd: dict) -> None:
         worker = self.by_id.get(cmd.get("id"))
@@ -329,18 +357,22 @@ class Zygote:
         except OSError:
             data = b""
         if not data:  # it died: reap() reports it
+            worker.open = False
             self.poller.unregister(worker.conn.fileno())
             del self.by_conn[worker.conn.fileno()]
             worker.conn.close()
             return
-        ident, _, code = data.partition(b" ")
+        ident, code, *rest = data.split(b" ")
+        if rest:  # "last": it leaves after this report
+            worker.open = False
         if int(ident) == worker.command:
             self._finished(worker, int(code))
-        idle = sum(1 for w in self.workers.values() if w.command is None)
+        idle = sum(1 for w in self.workers.values() if w.idle())
         if idle > MAX_IDLE_WORKERS:
             self._retire(worker)
 
     def _retire(self, worker: _Worker) -> None:
+        worker.open = False  # before anything else: start() must never pick it again
         try:  # noqa: SIM105  # no contextlib (start time)
             worker.conn.shutdown(socket.SHUT_RDWR)
         except OSError:

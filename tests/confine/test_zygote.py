@@ -176,3 +176,28 @@ def test_commands_outside_the_view_or_with_network_take_the_per_command_path(mod
         Network.zygotes.close()
         engine.close()
         netted.close()
+
+
+def test_a_command_never_goes_to_a_worker_that_is_leaving(agent, zygote, tmp_path):
+    """Ten commands at once leave ten workers; when they end, the zygote retires the ones
+    past its idle cap. A command sent right after must not go to a retiring worker (it
+    came back as 126 with no output, in 19 of 20 tries, before the fix)."""
+    root = str(tmp_path / "agent")
+    for _ in range(5):
+        results: dict[int, tuple[int | None, str, str]] = {}
+
+        def one(i: int, results: dict[int, tuple[int | None, str, str]] = results) -> None:
+            # The first worker forked ends last: it is retired, and it is first in line.
+            delay = 0.4 if i == 0 else 0.1
+            results[i] = _run(zygote, plan_child(agent, ("/bin/sh", "-c", f"sleep {delay}; echo {i}"), root, {}))
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(10)]
+        for thread in threads:
+            thread.start()
+            time.sleep(0.01)
+        threads[0].join()
+        after = _run(zygote, plan_child(agent, ("/bin/echo", "after"), root, {}))
+        for thread in threads:
+            thread.join()
+        assert after == (0, "after\n", "")
+        assert {i: results[i] for i in range(10)} == {i: (0, f"{i}\n", "") for i in range(10)}
