@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -39,6 +40,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 # The hugind of the current directory when it has one (measuring another
@@ -246,14 +248,28 @@ def zygotes(on: bool) -> Iterator[None]:
             os.environ[ZYGOTE_ENV] = saved
 
 
-def commands(root: Path, n: int, rounds: int = 3) -> tuple[float, float]:
-    """(hugind seconds, plain Python seconds) for ``n`` commands, each the best of ``rounds``
-    taken in turns: the machine is shared, and a burst of load must not land on one side only."""
-    hugind_s, python_s = [], []
+@dataclass
+class CommandRow:
+    hugind_s: float  # best of the rounds
+    python_s: float
+    cpu_s: float  # hugind's process CPU (all its threads) for the run with the best time
+    switches: int  # its voluntary context switches in that run (thread wake-ups, mostly)
+
+
+def commands(root: Path, n: int, rounds: int = 3) -> CommandRow:
+    """hugind and plain Python for ``n`` commands, each the best of ``rounds`` taken in turns:
+    the machine is shared, and a burst of load must not land on one side only. hugind's CPU
+    and context switches come with its time: they show the work apart from the load."""
+    runs, python_s = [], []
     for _ in range(rounds):
-        hugind_s.append(float(run_js(root, str(n))))  # type: ignore[arg-type]
+        before = resource.getrusage(resource.RUSAGE_SELF)
+        seconds = float(run_js(root, str(n)))  # type: ignore[arg-type]
+        after = resource.getrusage(resource.RUSAGE_SELF)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        runs.append((seconds, cpu, after.ru_nvcsw - before.ru_nvcsw))
         python_s.append(python_commands(n))
-    return min(hugind_s), min(python_s)
+    best = min(runs)
+    return CommandRow(best[0], min(python_s), best[1], best[2])
 
 
 def launch_cost(root: Path, n: int) -> tuple[float, float, list[str]]:
@@ -362,12 +378,17 @@ def main(argv: list[str] | None = None) -> int:
             )
             for label, disable, zygote in rows:
                 with confinement(disable), zygotes(zygote):
-                    h, p = commands(cmd_agent, ns.commands)
+                    row = commands(cmd_agent, ns.commands)
                     launch = None if zygote else launch_cost(cmd_agent, ns.commands)
+                h, p = row.hugind_s, row.python_s
                 per = 1000 / ns.commands
                 print(
                     f"  {label}: hugind {h:6.2f} s ({h * per:6.2f} ms/cmd), "
                     f"python {p:6.2f} s ({p * per:6.2f} ms/cmd), ratio {h / p:5.2f}x"
+                )
+                print(
+                    f"    hugind's process: {row.cpu_s * per:6.3f} ms CPU/cmd, "
+                    f"{row.switches / ns.commands:5.1f} voluntary context switches/cmd"
                 )
                 if launch is not None:
                     seq, par, argv = launch

@@ -66,6 +66,7 @@ RLIMITS = {
 }
 # Python ignores some at start and handles others; a program gets the defaults.
 RESET_SIGNALS = ("SIGPIPE", "SIGXFSZ", "SIGXFZ", "SIGTERM", "SIGCHLD", "SIGINT", "SIGHUP", "SIGQUIT")
+DEFAULT_SIGNALS = [getattr(signal, name) for name in RESET_SIGNALS if hasattr(signal, name)]
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _landlock: ModuleType = sys  # the sibling landlock module once main() loaded it
@@ -131,8 +132,9 @@ def _fd_bytes(fds: list[int]) -> bytes:
 
 
 def recv_with_fds(sock: socket.socket, maxfds: int) -> tuple[bytes, list[int]]:
-    """One packet and the descriptors that came with it."""
-    data, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_LEN(4 * maxfds))
+    """One packet and the descriptors that came with it (close-on-exec: only the dup2
+    copies a command gets as its stdout and stderr go on)."""
+    data, ancillary, _, _ = sock.recvmsg(MAX_MESSAGE, socket.CMSG_LEN(4 * maxfds), socket.MSG_CMSG_CLOEXEC)
     fds: list[int] = []
     for level, kind, raw in ancillary:
         if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
@@ -176,30 +178,25 @@ def _set_rlimits(limits: dict[str, int]) -> None:
         resource.setrlimit(which, (cap, cap))
 
 
-def _run_one(cmd: dict, out_fd: int, err_fd: int) -> int:
-    """In a worker: one command, start to end of its whole tree. Its exit status."""
+def _run_one(cmd: dict, out_fd: int, err_fd: int, null: int) -> int:
+    """In a worker: one command, start to end of its whole tree. Its exit status.
+    ``null``: the worker's /dev/null, read-only and close-on-exec (the command's stdin)."""
     try:
-        for fd in (out_fd, err_fd):
-            os.set_inheritable(fd, False)  # received without close-on-exec; only the dup2 copies go on
         os.chdir(cmd["cwd"])
         argv, env = cmd["argv"], cmd["env"]
-        null = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            child = os.posix_spawn(
-                _program_path(argv, env),
-                argv,
-                env,
-                file_actions=[
-                    (os.POSIX_SPAWN_DUP2, null, 0),
-                    (os.POSIX_SPAWN_DUP2, out_fd, 1),
-                    (os.POSIX_SPAWN_DUP2, err_fd, 2),
-                ],
-                setsid=True,
-                setsigmask=(),
-                setsigdef=[getattr(signal, name) for name in RESET_SIGNALS if hasattr(signal, name)],
-            )
-        finally:
-            os.close(null)
+        child = os.posix_spawn(
+            _program_path(argv, env),
+            argv,
+            env,
+            file_actions=[
+                (os.POSIX_SPAWN_DUP2, null, 0),
+                (os.POSIX_SPAWN_DUP2, out_fd, 1),
+                (os.POSIX_SPAWN_DUP2, err_fd, 2),
+            ],
+            setsid=True,
+            setsigmask=(),
+            setsigdef=DEFAULT_SIGNALS,
+        )
     except Exception as exc:  # one line, never a traceback, and the program never runs
         text = getattr(exc, "strerror", None) or str(exc)
         try:  # noqa: SIM105  # contextlib costs the zygote's start more than it saves here
@@ -227,12 +224,13 @@ def _worker(conn: socket.socket, rlimits: dict[str, int]) -> None:
     _landlock.Ruleset(_landlock.abi_version(), restrict_tcp=False, scope=True, handle_fs=False).restrict_self()
     # RLIMIT_CPU counts this worker's own CPU too: retire well before it could bite.
     cpu_budget = rlimits.get("cpu", 1 << 30) / 2
+    null = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
     while True:
         data, fds = recv_with_fds(conn, 2)
         if not data or len(fds) != 2:
             return
         cmd = marshal.loads(data)
-        code = _run_one(cmd, fds[0], fds[1])
+        code = _run_one(cmd, fds[0], fds[1], null)
         times = os.times()
         leaving = times.user + times.system > cpu_budget
         # Said in the report itself: a command sent to a worker between its report and
@@ -296,11 +294,12 @@ class Zygote:
         self.poller.register(mine.fileno(), select.POLLIN)
         return worker
 
-    def start(self, cmd: dict, fds: list[int]) -> None:
+    def start(self, cmd: dict, fds: list[int], data: bytes) -> None:
+        """Hand ``cmd`` (``data`` as hugind sent it) to an idle worker with its rlimits."""
         try:
             if len(fds) != 2:
                 raise OSError("expected two descriptors")
-            worker = self._hand_out(cmd, fds)
+            worker = self._hand_out(cmd, fds, data)
         except OSError as exc:
             # On the command's own stderr: the zygote's is read only until it is ready, and
             # writing there again and again would fill that pipe and block the zygote.
@@ -318,11 +317,11 @@ class Zygote:
         worker.command = cmd["id"]
         self.by_id[cmd["id"]] = worker
 
-    def _hand_out(self, cmd: dict, fds: list[int]) -> _Worker:
-        """Send ``cmd`` to an idle worker with its rlimits, or to a new one. A worker whose
-        socket refuses it (it died, or is leaving) is retired and the next one tried."""
+    def _hand_out(self, cmd: dict, fds: list[int], data: bytes) -> _Worker:
+        """Send ``cmd`` (``data`` as hugind sent it) to an idle worker with its rlimits, or to
+        a new one. A worker whose socket refuses it (it died, or is leaving) is retired and
+        the next one tried."""
         rlimits = tuple(sorted(cmd["rlimits"].items()))
-        data = marshal.dumps(cmd, 4)
         for worker in [w for w in self.workers.values() if w.idle() and w.rlimits == rlimits]:
             try:
                 send_with_fds(worker.conn, data, fds)
@@ -417,7 +416,7 @@ class Zygote:
         except (ValueError, EOFError, TypeError):  # hugind sends none such: ignore, do not die
             cmd = {}
         if cmd.get("op") == "run":
-            self.start(cmd, fds)
+            self.start(cmd, fds, data)
             return True
         for fd in fds:
             os.close(fd)

@@ -12,13 +12,17 @@ from __future__ import annotations
 import contextlib
 import itertools
 import marshal
+import math
 import os
+import select
 import shutil
 import signal
 import socket
 import subprocess
 import sys
 import threading
+import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +32,7 @@ from hugind.confine.command import JOIN_CGROUP, Launch, bwrap_argv, launcher_arg
 from hugind.confine.landlock import SCOPE_ABI
 from hugind.confine.plan import MAX_PROCESSES, ChildPlan, Rlimits, View, child_view
 from hugind.confine.probe import Capabilities
+from hugind.confine.watch import Watch
 
 ZYGOTE_ENV = "HUGIND_ZYGOTE"  # "0": a confined launch per command, as before zygotes
 HERE = Path(__file__).resolve().parent
@@ -57,6 +62,7 @@ class ZygoteUnavailable(Exception):
 class _Pending:
     done: threading.Event = field(default_factory=threading.Event)
     code: int | None = None  # None: the zygote went away before reporting
+    watch: Watch | None = None  # supervised by the reader thread, not by a waiting caller
 
 
 def _inside(path: str, roots: tuple[str, ...]) -> bool:
@@ -106,11 +112,20 @@ class Zygote:
         self.problem = ""
         self._abandoned = False
         self.proc: subprocess.Popen[bytes] | None = None
+        # Watches handed over by start(), taken into the poll by the reader at its next turn;
+        # a byte on the wake pipe ends its current wait.
+        self._incoming: list[Watch] = []
+        self._live: set[Watch] = set()
+        self._poll_interval = 0.05
+        self._asleep_until = 0.0  # monotonic end of the reader's current wait (inf: none); 0: awake
+        self._wake_r, self._wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         try:
             launch = zygote_launch(view, caps, theirs.fileno())
         except BaseException:
             self.sock.close()
             theirs.close()
+            os.close(self._wake_r)
+            os.close(self._wake_w)
             raise
         # The reader thread starts the process: bwrap --die-with-parent and PDEATHSIG follow
         # the *thread* that forked, so that thread must live exactly as long as the zygote.
@@ -135,6 +150,8 @@ class Zygote:
             )
         except OSError as exc:
             self.problem = f"cannot start the zygote: {exc.strerror}"
+            os.close(self._wake_r)
+            os.close(self._wake_w)
             self._ready.set()
             launch.release()
             return
@@ -146,30 +163,107 @@ class Zygote:
             self._finish(launch)
 
     def _read_loop(self) -> None:
-        with contextlib.suppress(OSError, ValueError):  # a zygote that talks nonsense is ended
-            while True:
-                data = self.sock.recv(MAX_MESSAGE)
-                if not data:
-                    return
-                if data == b"ready":
-                    if self._abandoned:
-                        return  # _finish kills it
-                    self.alive = True
-                    self._ready.set()
-                    continue
-                ident, code = (int(word) for word in data.split(b" "))
-                with self._lock:
-                    pending = self._pending.pop(ident, None)
-                if pending is not None:
-                    pending.code = code
-                    pending.done.set()
+        """The zygote's reports and, for every command under watch, its pipes and clock:
+        one poll for all of them, so no thread sits waiting on a single command."""
+        poller = select.poll()
+        sock_fd = self.sock.fileno()
+        poller.register(sock_fd, select.POLLIN)
+        poller.register(self._wake_r, select.POLLIN)
+        by_fd: dict[int, Watch] = {}
+        talking = True
+        while talking or self._live:
+            now = time.monotonic()
+            wait = math.inf
+            if self._live:
+                wait = min(min(w.due() for w in self._live) - now, self._poll_interval)
+            with self._lock:  # start() reads when this wait ends, to wake it only if it must
+                if self._incoming:
+                    wait = 0.0
+                self._asleep_until = now + wait
+            events = poller.poll(-1 if wait == math.inf else max(0, math.ceil(wait * 1000)))
+            self._asleep_until = 0.0
+            for fd, _ in events:
+                if fd == sock_fd:
+                    if talking and not self._receive():
+                        talking = False
+                        poller.unregister(sock_fd)
+                        self._gone()
+                elif fd == self._wake_r:
+                    with contextlib.suppress(BlockingIOError):
+                        os.read(self._wake_r, 4096)
+                elif fd in by_fd and not by_fd[fd].read(fd):
+                    poller.unregister(fd)
+                    del by_fd[fd]
+            self._adopt()
+            now = time.monotonic()
+            for watch in self._live:
+                if watch.wants_poll(now):
+                    watch.polled = True
+                    for fd in watch.open_fds:
+                        by_fd[fd] = watch
+                        poller.register(fd, select.POLLIN)
+            for watch in [w for w in self._live if w.tick(now)]:
+                for fd in (watch.out_fd, watch.err_fd):
+                    if by_fd.pop(fd, None) is not None:
+                        poller.unregister(fd)
+                self._live.discard(watch)
+                self._deliver(watch)
 
-    def _finish(self, launch: Launch) -> None:
-        """The zygote is gone (or hugind closed it): nothing of its sandbox may stay."""
+    def _adopt(self) -> None:
+        """Watches that ``start`` handed over since the last turn."""
+        if self._incoming:
+            with self._lock:
+                new, self._incoming = self._incoming, []
+            self._live.update(new)
+
+    def _receive(self) -> bool:
+        """One message from the zygote; False when it is gone or talks nonsense (it is ended)."""
+        try:
+            data = self.sock.recv(MAX_MESSAGE)
+        except OSError:
+            return False
+        if not data:
+            return False
+        if data == b"ready":
+            if self._abandoned:
+                return False  # _finish kills it
+            self.alive = True
+            self._ready.set()
+            return True
+        try:
+            ident, code = (int(word) for word in data.split(b" "))
+        except ValueError:
+            return False
+        with self._lock:
+            pending = self._pending.pop(ident, None)
+        if pending is not None:
+            pending.code = code
+            if pending.watch is not None:
+                pending.watch.exited(code, time.monotonic())
+            pending.done.set()
+        return True
+
+    def _gone(self) -> None:
+        """The zygote stopped answering: kill its sandbox; its commands end with no status."""
         with self._lock:
             self.alive = False
             left, self._pending = self._pending, {}
         self.kill()
+        now = time.monotonic()
+        for pending in left.values():
+            if pending.watch is not None:
+                pending.watch.exited(None, now)
+            pending.done.set()
+
+    def _deliver(self, watch: Watch) -> None:
+        try:
+            watch.finish()
+        except Exception:  # a bug in delivering must not stop the other commands' supervision
+            traceback.print_exc(file=sys.stderr)
+
+    def _finish(self, launch: Launch) -> None:
+        """The zygote is gone (or hugind closed it): nothing of its sandbox may stay."""
+        self._gone()
         assert self.proc is not None
         self.proc.wait()
         if self.proc.stderr is not None:
@@ -177,11 +271,17 @@ class Zygote:
                 text = self.proc.stderr.read(4096).decode(errors="replace").strip().splitlines()
                 self.problem = text[-1] if text else f"the zygote exited with status {self.proc.returncode}"
             self.proc.stderr.close()
+        with self._lock:
+            stranded, self._incoming = [*self._live, *self._incoming], []
+            self._live = set()
+        for watch in stranded:  # only after a failure of the loop itself: their pipes are not read on
+            watch.exited(None, time.monotonic())
+            self._deliver(watch)
         self.sock.close()
+        os.close(self._wake_r)  # no start() writes any more: alive is False since _gone
+        os.close(self._wake_w)
         launch.release()
         self._ready.set()
-        for pending in left.values():
-            pending.done.set()
 
     def kill(self) -> None:
         """End the whole sandbox: every command of this zygote dies with it (the kernel
@@ -196,8 +296,11 @@ class Zygote:
         if self._thread is not threading.current_thread():
             self._thread.join(STOP_TIMEOUT)
 
-    def start(self, plan: ChildPlan, out_w: int, err_w: int) -> Ticket:
-        """Hand one planned command to the zygote, with the write ends of its output pipes."""
+    def start(self, plan: ChildPlan, out_w: int, err_w: int, watch: Watch | None = None) -> Ticket:
+        """Hand one planned command to the zygote, with the write ends of its output pipes.
+
+        With a ``watch`` (holding the read ends), the reader thread supervises the command
+        and delivers its result through the watch; the caller need not wait for anything."""
         ident = next(self._ids)
         message = {
             "op": "run",
@@ -210,7 +313,10 @@ class Zygote:
         data = marshal.dumps(message, 4)  # what the zygote reads without importing json
         if len(data) > MAX_MESSAGE:
             raise ZygoteUnavailable("the command is too large for the zygote")
-        pending = _Pending()
+        pending = _Pending(watch=watch)
+        if watch is not None:
+            watch.signal_tree = lambda sig: self.signal(ident, sig)
+            watch.kill_sandbox = self.kill
         with self._lock:
             if not self.alive:
                 raise ZygoteUnavailable("the zygote is gone")
@@ -221,7 +327,24 @@ class Zygote:
             with self._lock:
                 self._pending.pop(ident, None)
             raise ZygoteUnavailable(f"the zygote is gone: {exc.strerror}") from None
+        if watch is not None:
+            self._hand_over(watch)
         return Ticket(self, ident, pending)
+
+    def _hand_over(self, watch: Watch) -> None:
+        with self._lock:
+            if self.alive:
+                self._incoming.append(watch)
+                # A wake-up costs both threads: only when the reader's current wait would
+                # end after the watch first needs it (it takes the watch at its next turn).
+                if self._asleep_until > watch.due():
+                    with contextlib.suppress(BlockingIOError):  # a byte is there already: it wakes
+                        os.write(self._wake_w, b"w")
+                return
+        # The zygote went away since the command was sent (it died with the sandbox): its
+        # end is known now, and no reader thread will take the watch any more.
+        watch.exited(None, time.monotonic())
+        watch.finish()
 
     def signal(self, ident: int, sig: str) -> None:
         """ "term": SIGTERM to the command's tree; "kill": SIGKILL to all of it."""

@@ -151,6 +151,11 @@ def ops_in_progress() -> int:
 
 
 class Dispatcher:
+    # Ops started on submit (Op.start) whose reply has not come yet, and those waiting for
+    # one of them to end; set per instance by the first such op, under _lock.
+    _started = 0
+    _waiting: deque[tuple[int, Op, dict[str, Any]]] | None = None
+
     def __init__(self, ctx: HostContext, ops: Iterable[Op]) -> None:
         self.ctx = ctx
         self._ops: dict[str, Op] = {}
@@ -270,8 +275,104 @@ class Dispatcher:
         except Exception:  # a bug in a timer's checks: the guest gets an InternalError, as from a handler
             self._finish(op_id, encode_error(_internal_error()))
             return op_id
+        if op.start is not None:
+            self._start_or_wait(op_id, op, args)
+            return op_id
         self._enqueue(op_id, op, args)
         return op_id
+
+    def _start_or_wait(self, op_id: int, op: Op, args: dict[str, Any]) -> None:
+        """Start the op now if a slot is free: at most MAX_WORKERS started ops run at once,
+        as many as workers could run. Otherwise it waits, in order, for a slot to free; a
+        worker then starts it."""
+        with self._lock:
+            if self._started >= MAX_WORKERS:
+                if self._waiting is None:
+                    self._waiting = deque()
+                self._waiting.append((op_id, op, args))
+                return
+            self._started += 1
+        self._start(op_id, op, args)
+
+    def _release_slot(self) -> None:
+        """A started op ended: its slot goes to the first op waiting (to a worker), or is free.
+        Once the run has ended, the waiting ops are failed here: no worker is started for them."""
+        ended = self.ctx.cancelled.is_set()
+        with self._lock:
+            job = self._waiting.popleft() if self._waiting and not ended else None
+            if job is None:
+                self._started -= 1
+            waiting = list(self._waiting or ()) if ended else []
+            if ended:
+                self._waiting = None
+        if job is not None:
+            self._enqueue(*job)
+        for op_id, _, _ in waiting:
+            self._finish(op_id, encode_error(HostCallError("the run has ended")))
+
+    def _start(self, op_id: int, op: Op, args: dict[str, Any], *, on_worker: bool = False) -> None:
+        """Run ``op.start`` here, holding a slot (its checks, then its I/O begins); the reply
+        comes from ``done`` on whichever thread sees the op end, or from a worker if the op
+        hands its remaining work back (the slot is held until then too)."""
+        global _serving
+        assert op.start is not None
+        with _serving_lock:
+            _serving += 1
+        ended = False
+
+        def end() -> None:  # once, whichever thread gets here first
+            global _serving
+            nonlocal ended
+            with self._lock:
+                if ended:
+                    return
+                ended = True
+            with _serving_lock:
+                _serving -= 1
+            self._release_slot()
+
+        def done(outcome: Any) -> None:
+            if isinstance(outcome, BaseException):
+                reply = self._error_reply(op.name, args, outcome)
+            else:
+                try:
+                    reply = encode_ok(outcome)
+                except RecursionError:
+                    reply = encode_error(too_deep())
+            end()
+            self._finish(op_id, reply)
+
+        try:
+            rest = op.start(self.ctx, args, done)
+        except Exception as exc:
+            end()
+            self._finish(op_id, self._error_reply(op.name, args, exc))
+            return
+        if rest is None:
+            return
+        if on_worker:
+            try:
+                self._finish(op_id, self._reply_async(op_id, Op(op.name, lambda _c, _a: rest()), args))
+            finally:
+                end()
+            return
+
+        def finish_rest(_ctx: HostContext, _args: dict[str, Any]) -> Any:
+            try:
+                return rest()
+            finally:
+                end()
+
+        self._enqueue(op_id, Op(op.name, finish_rest, is_async=True), args)
+
+    def _error_reply(self, op_name: str, args: dict[str, Any], exc: BaseException) -> bytes:
+        """The reply for an op that failed with ``exc`` (as _reply_async makes it)."""
+        if isinstance(exc, HostCallError):
+            self._record_refusal(op_name, args, exc)
+            return encode_error(exc)
+        if isinstance(exc, RecursionError):
+            return encode_error(too_deep())
+        return encode_error(_internal_error())
 
     def _enqueue(self, op_id: int, op: Op, args: dict[str, Any]) -> None:
         with self._lock:
@@ -299,7 +400,13 @@ class Dispatcher:
             if job is not None:
                 with self._lock:
                     self._queued -= 1
+                    if job[1].start is not None:
+                        self._started -= 1  # the slot it was handed ends with it
                 self._finish(job[0], encode_error(err))
+        with self._lock:  # nothing would hand these a slot any more
+            waiting, self._waiting = list(self._waiting or ()), None
+        for op_id, _, _ in waiting:
+            self._finish(op_id, encode_error(err))
 
     def _work(self) -> None:
         while True:
@@ -315,6 +422,11 @@ class Dispatcher:
             op_id, op, args = job
             if self.ctx.cancelled.is_set():
                 self._finish(op_id, encode_error(HostCallError("the run has ended")))
+                if op.start is not None:
+                    self._release_slot()  # it waited for a slot it now gives on
+                continue
+            if op.start is not None:  # a started op that waited for a slot, handed it now
+                self._start(op_id, op, args, on_worker=True)
                 continue
             self._serve_async(op_id, op, args)
 

@@ -48,6 +48,10 @@ class Op:
     # the args and returns (seconds to wait, the error to reply then, or None for
     # ``{"ok": null}``); the dispatcher keeps the wait itself, with no thread.
     timer: Callable[[HostContext, dict[str, Any]], tuple[float, HostCallError | None]] | None = None
+    # Started on submit, on the guest's thread: ``start(ctx, args, done)`` makes the op's
+    # checks and starts its I/O, which calls ``done(result or HostCallError)`` once, from
+    # any thread; or it returns a function a worker thread finishes the op with.
+    start: Callable[[HostContext, dict[str, Any], Callable[[Any], None]], Callable[[], Any] | None] | None = None
 
 
 @dataclass

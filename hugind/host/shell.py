@@ -23,6 +23,7 @@ import contextlib
 import math
 import os
 import select
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -38,7 +39,10 @@ if TYPE_CHECKING:  # the confinement stack is loaded by the first command a run 
     from hugind.confine.command import Launch
     from hugind.confine.plan import ChildPlan
     from hugind.confine.probe import Capabilities
-    from hugind.confine.zygotes import Ticket, Zygote
+    from hugind.confine.zygotes import Zygote
+
+    Done = Callable[[Any], None]
+    Starter = Callable[[HostContext, dict[str, Any], Done], Callable[[], dict[str, Any]] | None]
 else:  # most runs start no command: these two (~5 ms with what they import) load with the first
     signal = LazyModule("signal")
     subprocess = LazyModule("subprocess")
@@ -148,7 +152,12 @@ def _collect(
     return False, False
 
 
-def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str, request: dict[str, Any]) -> dict[str, Any]:
+def _begin(
+    ctx: HostContext, argv: tuple[str, ...], cwd: str, request: dict[str, Any], done: Done
+) -> Callable[[], dict[str, Any]] | None:
+    """Plan the allowed command and start it: in the run's zygote, supervised by the zygote's
+    reader thread (None: ``done`` gets the result), or else the function that launches it
+    on its own and supervises it on the calling thread (a worker's)."""
     engine = ctx.policy
     policy = engine.policy.shell
     budget = min(policy.timeout, ctx.remaining())
@@ -163,15 +172,17 @@ def _execute(ctx: HostContext, argv: tuple[str, ...], cwd: str, request: dict[st
     proxy = network() if network else None
     plan, caps = checked_plan(engine, argv, cwd, engine.shell_env(), capability="shell", request=request, proxy=proxy)
     zygote = _zygote_for(engine, network, plan, caps)
-    if zygote is not None:
-        result = _supervise_in_zygote(ctx, zygote, plan, policy.max_output, budget)
-        if result is not None:
-            return result
-    launch = confined(plan, caps, proxy)
-    try:
-        return _supervise(ctx, launch, argv, cwd, policy.max_output, budget)
-    finally:
-        launch.release()
+    if zygote is not None and _start_in_zygote(ctx, zygote, plan, policy.max_output, budget, done):
+        return None
+
+    def alone() -> dict[str, Any]:
+        launch = confined(plan, caps, proxy)
+        try:
+            return _supervise(ctx, launch, argv, cwd, policy.max_output, budget)
+        finally:
+            launch.release()
+
+    return alone
 
 
 def _zygote_for(engine: Any, network: Any, plan: ChildPlan, caps: Capabilities) -> Zygote | None:
@@ -185,57 +196,56 @@ def _zygote_for(engine: Any, network: Any, plan: ChildPlan, caps: Capabilities) 
     return pool.lease(engine, plan, caps)
 
 
-def _supervise_in_zygote(
-    ctx: HostContext, zygote: Zygote, plan: ChildPlan, max_output: int, budget: float
-) -> dict[str, Any] | None:
-    """Run the planned command in the zygote, collecting its output as _supervise does;
-    None when the zygote cannot take it (the caller then launches it on its own)."""
+def _start_in_zygote(
+    ctx: HostContext, zygote: Zygote, plan: ChildPlan, max_output: int, budget: float, done: Done
+) -> bool:
+    """Hand the planned command to the zygote, its output and clock watched by the zygote's
+    reader thread; False when the zygote cannot take it (it is then launched on its own)."""
+    from hugind.confine.watch import Timing, Watch
     from hugind.confine.zygotes import ZygoteUnavailable
 
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
+    out_r, out_w = os.pipe2(os.O_CLOEXEC)
+    err_r, err_w = os.pipe2(os.O_CLOEXEC)
+    watch = Watch(
+        out_r,
+        err_r,
+        max_output,
+        time.monotonic() + budget,
+        ctx.cancelled,
+        Timing(DRAIN_GRACE, TERM_GRACE, ZYGOTE_KILL_WAIT, POLL),  # read here: tests may change them
+        done,
+        lambda: Timeout("shell: the run was cancelled"),
+        time.monotonic(),
+    )
     try:
-        ticket = zygote.start(plan, out_w, err_w)
+        zygote.start(plan, out_w, err_w, watch)
     except ZygoteUnavailable:
-        for fd in (out_r, err_r):
-            os.close(fd)
-        return None
+        os.close(out_r)
+        os.close(err_r)
+        return False
     finally:
         os.close(out_w)  # the zygote has its own copies now: EOF comes when the command's tree is gone
         os.close(err_w)
-    collector = _Collector((out_r, err_r), max_output)
-    try:
-        timed_out, cancelled = _collect(
-            ctx, collector, budget, ticket.finished, lambda left: ticket.wait(min(POLL, left))
-        )
-        if not ticket.finished():
-            _stop_in_zygote(ticket)
-    finally:
-        collector.close()
-        os.close(out_r)
-        os.close(err_r)
-    if cancelled:
-        raise Timeout("shell: the run was cancelled")
-    code = ticket.code
-    return {
-        "stdout": collector.buffers[out_r].decode("utf-8", errors="replace"),
-        "stderr": collector.buffers[err_r].decode("utf-8", errors="replace"),
-        "exit_code": 128 + signal.SIGKILL if code is None else code,
-        "timed_out": timed_out,
-        "truncated": collector.truncated,
-    }
+    return True
 
 
-def _stop_in_zygote(ticket: Ticket) -> None:
-    """SIGTERM the command's tree, SIGKILL it after the grace; a zygote that does not
-    report it gone soon after is not trusted further: its whole sandbox is killed."""
-    ticket.signal("term")
-    if ticket.wait(TERM_GRACE):
-        return
-    ticket.signal("kill")
-    if not ticket.wait(ZYGOTE_KILL_WAIT):
-        ticket.zygote.kill()
-        ticket.wait(ZYGOTE_KILL_WAIT)
+def _blocking(start: Starter, ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
+    """An op's start, waited for on this thread (a worker's, when the dispatcher has
+    as many commands watched as it allows)."""
+    outcome: list[Any] = []
+    finished = threading.Event()
+
+    def done(result: Any) -> None:
+        outcome.append(result)
+        finished.set()
+
+    rest = start(ctx, args, done)
+    if rest is not None:
+        return rest()
+    finished.wait()  # always set: the watch has a deadline and a last resort of its own
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    return outcome[0]
 
 
 def _supervise(
@@ -294,15 +304,15 @@ def _supervise(
     }
 
 
-def _run(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
+def _start_run(ctx: HostContext, args: dict[str, Any], done: Done) -> Callable[[], dict[str, Any]] | None:
     command = arg(args, "command", str)
     if ctx.policy is None:
         raise PermissionDenied("shell: no policy is in force")
     plan = ctx.policy.check_shell(command)
-    return _execute(ctx, plan.argv, str(plan.cwd), {"op": "run", "command": command})
+    return _begin(ctx, plan.argv, str(plan.cwd), {"op": "run", "command": command}, done)
 
 
-def _spawn(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
+def _start_spawn(ctx: HostContext, args: dict[str, Any], done: Done) -> Callable[[], dict[str, Any]] | None:
     program = arg(args, "program", str)
     argv = arg(args, "args", list, [])
     if not all(isinstance(a, str) for a in argv):
@@ -310,10 +320,18 @@ def _spawn(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
     if ctx.policy is None:
         raise PermissionDenied("shell: no policy is in force")
     plan = ctx.policy.check_spawn(program, argv)
-    return _execute(ctx, plan.argv, str(plan.cwd), {"op": "spawn", "program": program})
+    return _begin(ctx, plan.argv, str(plan.cwd), {"op": "spawn", "program": program}, done)
+
+
+def _run(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
+    return _blocking(_start_run, ctx, args)
+
+
+def _spawn(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
+    return _blocking(_start_spawn, ctx, args)
 
 
 OPS: tuple[Op, ...] = (
-    Op("shell.run", _run, is_async=True),
-    Op("shell.spawn", _spawn, is_async=True),
+    Op("shell.run", _run, is_async=True, start=_start_run),
+    Op("shell.spawn", _spawn, is_async=True, start=_start_spawn),
 )

@@ -12,6 +12,7 @@ checked too. Programs that can run arbitrary code hugind cannot see
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -305,8 +306,9 @@ class _Analysis:
     lists: bool  # a whitelist or blacklist is set
     in_shell: bool  # builtins exist (sh -c), not for spawn
     programs: list[Program] = field(default_factory=list)
-    # Names already looked up in this decision (shared with the lists): one PATH walk each.
-    found: dict[str, str | None] = field(default_factory=dict)
+    # Names and paths already looked up in this decision (shared with the lists): one PATH
+    # walk and one resolution each.
+    found: _Lookups = field(default_factory=lambda: _Lookups())
 
     def check_name(self, name: str | None) -> None:
         if name is None:
@@ -317,7 +319,7 @@ class _Analysis:
             raise Denied("shell.env", "shell: changing PATH is not allowed when a whitelist or blacklist is set")
 
     def string(self, source: str, depth: int) -> None:
-        for cmd in parse(source):
+        for cmd in _parsed(source):
             self.command(cmd, depth)
 
     def command(self, cmd: Command, depth: int) -> None:
@@ -339,8 +341,8 @@ class _Analysis:
             and "/" not in name
             and (name in SAFE_BUILTINS | EXEC_BUILTINS | EXPORT_BUILTINS | OPAQUE_BUILTINS)
         )
-        path = None if builtin and name not in SAFE_BUILTINS else _lookup(name, self.cwd, self.found)
-        program = Program(name, path, via, builtin, os.path.realpath(path) if path else None)
+        path = None if builtin and name not in SAFE_BUILTINS else self.found.program(name, self.cwd)
+        program = Program(name, path, via, builtin, self.found.real(path) if path else None)
         self.programs.append(program)
         real = os.path.basename(program.real) if program.real else base
         kinds = {base, real, _family(base), _family(real)}
@@ -389,6 +391,20 @@ class _Analysis:
                 self.string(text, depth + 1)
 
 
+# Parsing is a pure function of the string (no file, no policy): an agent repeating a
+# command parses it once. Its results are frozen dataclasses, safe to share.
+MEMO_MAX_LENGTH = 4096
+
+
+@functools.lru_cache(maxsize=128)
+def _parse_memo(source: str) -> tuple[Command, ...]:
+    return tuple(parse(source))
+
+
+def _parsed(source: str) -> Sequence[Command]:
+    return _parse_memo(source) if len(source) <= MEMO_MAX_LENGTH else parse(source)
+
+
 def _trampoline(program: Program) -> bool:
     names = {os.path.basename(program.name)}
     real = program.resolved()
@@ -402,8 +418,8 @@ def _trampoline(program: Program) -> bool:
 class ProgramLists:
     """The whitelist and blacklist of a policy, resolved for matching."""
 
-    def __init__(self, policy: ShellPolicy, cwd: Path, found: dict[str, str | None] | None = None) -> None:
-        found = {} if found is None else found
+    def __init__(self, policy: ShellPolicy, cwd: Path, found: _Lookups | None = None) -> None:
+        found = _Lookups() if found is None else found
         self.whitelist = policy.whitelist
         self.blacklist = policy.blacklist
         self.white_names = {e for e in policy.whitelist or () if "/" not in e}
@@ -463,21 +479,35 @@ class ProgramLists:
         raise Denied("shell.whitelist", f"shell: program '{name}' is not in the whitelist ({shown})")
 
 
-def _resolved(entries: Sequence[str], cwd: Path, found: dict[str, str | None]) -> set[str]:
+def _resolved(entries: Sequence[str], cwd: Path, found: _Lookups) -> set[str]:
     out = set()
     for entry in entries:
-        path = _lookup(entry, cwd, found)
+        path = found.program(entry, cwd)
         if path:
-            out.add(os.path.realpath(path))
+            out.add(found.real(path))
     return out
 
 
-def _lookup(name: str, cwd: Path, found: dict[str, str | None]) -> str | None:
-    """resolve_program, once per name and decision: never kept across decisions, where
-    a file or symlink changed in between must be seen."""
-    if name not in found:
-        found[name] = resolve_program(name, cwd)
-    return found[name]
+class _Lookups:
+    """resolve_program and realpath, once per name or path and decision: never kept across
+    decisions, where a file or symlink changed in between must be seen."""
+
+    def __init__(self) -> None:
+        self._programs: dict[str, str | None] = {}
+        self._reals: dict[str, str] = {}
+
+    def program(self, name: str, cwd: Path) -> str | None:
+        if name not in self._programs:
+            self._programs[name] = resolve_program(name, cwd)
+        return self._programs[name]
+
+    def real(self, path: str) -> str:
+        """realpath's answer, asked of the kernel in one resolution (confine.plan.real_path)."""
+        if path not in self._reals:
+            from hugind.confine.plan import real_path
+
+            self._reals[path] = real_path(path)
+        return self._reals[path]
 
 
 def _shown(text: str) -> str:
@@ -495,7 +525,7 @@ def _precheck(policy: ShellPolicy, strict: bool, what: str) -> None:
 def decide_shell(policy: ShellPolicy, command: str, cwd: Path, *, strict: bool = False) -> ShellPlan:
     """Check a ``sh -c`` string; raise Denied or return the plan."""
     _precheck(policy, strict, "command")
-    found: dict[str, str | None] = {}
+    found = _Lookups()
     lists = ProgramLists(policy, cwd, found)
     shown = _shown(command)
     if not command.strip():
@@ -531,7 +561,7 @@ def decide_spawn(
     _precheck(policy, strict, "spawn")
     if not program or any("\0" in a for a in (program, *args)):
         raise Denied("shell.syntax", "shell: empty program name or NUL byte in arguments")
-    found: dict[str, str | None] = {}
+    found = _Lookups()
     lists = ProgramLists(policy, cwd, found)
     shown = _shown(" ".join([program, *args]))
     words = [Word(t, True, False, t) for t in (program, *args)]
