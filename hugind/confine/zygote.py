@@ -147,14 +147,18 @@ def send_with_fds(sock: socket.socket, data: bytes, fds: list[int]) -> None:
 
 
 def _kill_all_below() -> None:
-    """SIGKILL every descendant until none is left, reaping as they go (new ones included)."""
+    """SIGKILL every descendant until none is left, reaping as they go (new ones included).
+
+    No child at all means no descendant: this process is a subreaper, and the kernel
+    reparents a command's orphans to it before it reports the command's own exit. So the
+    usual case (the command left nothing) costs one ``waitpid``, not a walk of /proc."""
     while True:
-        _signal_tree("self", signal.SIGKILL, include_root=False)
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
+            _signal_tree("self", signal.SIGKILL, include_root=False)
             select.select([], [], [], 0.001)
 
 

@@ -25,6 +25,7 @@ import os
 import select
 import threading
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from hugind.errors import HostIOError, InvalidArgument, NotFound, PermissionDenied, Timeout
@@ -153,11 +154,20 @@ def _collect(
 
 
 def _begin(
-    ctx: HostContext, argv: tuple[str, ...], cwd: str, request: dict[str, Any], done: Done
+    ctx: HostContext,
+    argv: tuple[str, ...],
+    cwd: str,
+    request: dict[str, Any],
+    done: Done,
+    plain: tuple[str, ...] | None = None,
 ) -> Callable[[], dict[str, Any]] | None:
     """Plan the allowed command and start it: in the run's zygote, supervised by the zygote's
     reader thread (None: ``done`` gets the result), or else the function that launches it
-    on its own and supervises it on the calling thread (a worker's)."""
+    on its own and supervises it on the calling thread (a worker's).
+
+    ``plain``: the words a ``sh -c`` argv stands for, when no shell is needed to build them
+    (policy.plain_command). The zygote executes them in the shell's place, looking the
+    program up in the same PATH, with the PWD the shell would have exported."""
     engine = ctx.policy
     policy = engine.policy.shell
     budget = min(policy.timeout, ctx.remaining())
@@ -172,8 +182,12 @@ def _begin(
     proxy = network() if network else None
     plan, caps = checked_plan(engine, argv, cwd, engine.shell_env(), capability="shell", request=request, proxy=proxy)
     zygote = _zygote_for(engine, network, plan, caps)
-    if zygote is not None and _start_in_zygote(ctx, zygote, plan, policy.max_output, budget, done):
-        return None
+    if zygote is not None:
+        started = plan
+        if plain is not None and "PWD" not in plan.env:
+            started = replace(plan, argv=plain, env={**plan.env, "PWD": plan.cwd})
+        if _start_in_zygote(ctx, zygote, started, policy.max_output, budget, done):
+            return None
 
     def alone() -> dict[str, Any]:
         launch = confined(plan, caps, proxy)
@@ -309,7 +323,7 @@ def _start_run(ctx: HostContext, args: dict[str, Any], done: Done) -> Callable[[
     if ctx.policy is None:
         raise PermissionDenied("shell: no policy is in force")
     plan = ctx.policy.check_shell(command)
-    return _begin(ctx, plan.argv, str(plan.cwd), {"op": "run", "command": command}, done)
+    return _begin(ctx, plan.argv, str(plan.cwd), {"op": "run", "command": command}, done, plan.plain)
 
 
 def _start_spawn(ctx: HostContext, args: dict[str, Any], done: Done) -> Callable[[], dict[str, Any]] | None:

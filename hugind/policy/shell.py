@@ -21,6 +21,7 @@ from pathlib import Path
 
 from hugind.policy.exec_options import hidden_exec
 from hugind.policy.model import Denied, ShellPolicy
+from hugind.policy.plain_command import plain_words
 from hugind.policy.shell_parse import Command, ShellSyntaxError, Uncertain, Word, parse
 
 
@@ -126,6 +127,9 @@ class ShellPlan:
     cwd: Path
     certain: bool = True  # False: analysis stopped early (allowed only without lists)
     note: str = ""
+    # The words themselves, when ``command`` is plainly one program found in the safe PATH:
+    # what the shell would execute, and may be executed in its place (policy.plain_command).
+    plain: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -533,7 +537,10 @@ def decide_shell(policy: ShellPolicy, command: str, cwd: Path, *, strict: bool =
     analysis = _Analysis(policy, cwd, lists.active, in_shell=True, found=found)
     certain, note = _analyze(lambda: analysis.string(command, 0), shown, lists)
     lists.check(analysis.programs, shown)
-    return ShellPlan(command, (SHELL, "-c", command), tuple(analysis.programs), cwd, certain, note)
+    plain = plain_words(command)
+    if plain is not None and (not analysis.programs or analysis.programs[0].path is None):
+        plain = None  # not found: the shell's own "not found" and 127
+    return ShellPlan(command, (SHELL, "-c", command), tuple(analysis.programs), cwd, certain, note, plain)
 
 
 def _analyze(step: Callable[[], object], shown: str, lists: ProgramLists) -> tuple[bool, str]:
