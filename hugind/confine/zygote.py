@@ -6,14 +6,25 @@ command, with the run's view and none of a command's own parts)::
     python3 -I -S zygote.py FD
 
 FD is one end of a ``SOCK_SEQPACKET`` socket pair whose other end hugind
-holds, one message a packet:
+holds, one message a packet (hugind's are ``marshal`` dicts, version 4; only
+hugind can write to these sockets):
 
-* hugind -> zygote: a ``marshal`` dict (version 4; only hugind can write
-  here), ``{"op": "run", "id", "argv", "env", "cwd", "rlimits"}`` with two
-  descriptors (the command's stdout and stderr: pipes hugind reads), or
-  ``{"op": "signal", "id", "sig": "term" | "kill"}``;
-* zygote -> hugind: ASCII, ``ready`` once, then ``ID CODE`` when a command's
-  whole process tree is gone (``CODE``: its exit status, 128+N for a signal N).
+* hugind -> zygote: ``{"op": "worker", "rlimits"}``: fork a worker under
+  these rlimits; ``{"op": "signal", "worker": N, "sig": "term" | "kill"}``:
+  SIGTERM to the tree of worker N's command, or SIGKILL to all of it and
+  the worker;
+* zygote -> hugind: ASCII, ``ready`` once, then ``worker N`` with one
+  descriptor (hugind's end of the new worker's own socket), or ``failed
+  WHY`` when it could not make one;
+* hugind -> worker: ``{"id", "argv", "env", "cwd"}`` with two descriptors
+  (the command's stdout and stderr: pipes hugind reads);
+* worker -> hugind: ``ID CODE`` once the command's whole process tree is
+  gone (``CODE``: its exit status, 128+N for a signal N), ``ID CODE last``
+  when the worker leaves after it. A worker whose socket hugind closes ends.
+
+Commands go to their worker directly: the zygote takes no part in a
+command's start or end, only in making workers and signalling them (a
+command cannot signal its worker's siblings, so hugind asks the zygote).
 
 No ``json``, ``socket``, ``signal`` or ``contextlib`` (their imports were
 most of the zygote's start); ``ctypes`` for ``prctl`` and Landlock.
@@ -55,7 +66,6 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 EXIT_LAUNCH_FAILED = 126
 MAX_MESSAGE = 1 << 20
-MAX_IDLE_WORKERS = 8  # beyond this, a worker that finishes a command retires
 RLIMITS = {
     "nproc": resource.RLIMIT_NPROC,
     "fsize": resource.RLIMIT_FSIZE,
@@ -244,26 +254,11 @@ def _worker(conn: socket.socket, rlimits: dict[str, int]) -> None:
             return
 
 
-class _Worker:
-    def __init__(self, pid: int, conn: socket.socket, rlimits: tuple[tuple[str, int], ...]) -> None:
-        self.pid = pid
-        self.conn = conn
-        self.rlimits = rlimits  # a worker serves only commands with these very rlimits
-        self.command: int | None = None  # the id of the command it runs
-        # False once it is leaving (retired, said "last", or its socket failed): it stays
-        # in ``workers`` until reaped, but no command may be sent to it any more.
-        self.open = True
-
-    def idle(self) -> bool:
-        return self.open and self.command is None
-
-
 class Zygote:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
-        self.workers: dict[int, _Worker] = {}  # by pid
-        self.by_conn: dict[int, _Worker] = {}  # by socket fd
-        self.by_id: dict[int, _Worker] = {}  # by command id
+        self.workers: dict[int, int] = {}  # pid by worker number (never reused, unlike pids)
+        self.numbers = iter(range(1, 1 << 62))
         self.poller = select.poll()
         self.poller.register(sock.fileno(), select.POLLIN)
         self.wake_r, self.wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
@@ -271,161 +266,75 @@ class Zygote:
         signal.set_wakeup_fd(self.wake_w)
         signal.signal(signal.SIGCHLD, lambda _s, _f: None)
 
-    def report(self, ident: int, code: int) -> None:
-        self.sock.send(f"{ident} {code}".encode())
-
-    def _fork_worker(self, rlimits: tuple[tuple[str, int], ...]) -> _Worker:
+    def fork_worker(self, rlimits: dict[str, int]) -> None:
+        """A new worker under ``rlimits``; hugind gets its end of the worker's socket."""
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        pid = os.fork()
-        if pid == 0:
-            try:
-                signal.set_wakeup_fd(-1)
-                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                # Nothing of the zygote's: its socket, other workers', and the pipes of the
-                # command being handed out right now (their EOF must not wait for this worker).
-                keep = theirs.fileno()
-                os.closerange(3, keep)
-                os.closerange(keep + 1, 1 << 20)
-                _worker(theirs, dict(rlimits))
-            except BaseException as exc:  # one line, never a traceback
-                os.write(2, f"hugind-confine: zygote worker: {exc}\n".encode(errors="replace"))
-            finally:
-                os._exit(0)
-        theirs.close()
-        worker = _Worker(pid, mine, rlimits)
-        self.workers[pid] = worker
-        self.by_conn[mine.fileno()] = worker
-        self.poller.register(mine.fileno(), select.POLLIN)
-        return worker
-
-    def start(self, cmd: dict, fds: list[int], data: bytes) -> None:
-        """Hand ``cmd`` (``data`` as hugind sent it) to an idle worker with its rlimits."""
         try:
-            if len(fds) != 2:
-                raise OSError("expected two descriptors")
-            worker = self._hand_out(cmd, fds, data)
-        except OSError as exc:
-            # On the command's own stderr: the zygote's is read only until it is ready, and
-            # writing there again and again would fill that pipe and block the zygote.
-            if len(fds) == 2:
-                line = f"hugind-confine: zygote: cannot start the command: {exc}\n"
-                try:  # noqa: SIM105  # no contextlib (start time)
-                    os.write(fds[1], line.encode(errors="replace"))
-                except OSError:
-                    pass
-            self.report(cmd["id"], EXIT_LAUNCH_FAILED)
-            return
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    signal.set_wakeup_fd(-1)
+                    signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                    # Nothing of the zygote's: its socket, and other workers' ends.
+                    keep = theirs.fileno()
+                    os.closerange(3, keep)
+                    os.closerange(keep + 1, 1 << 20)
+                    _worker(theirs, rlimits)
+                except BaseException as exc:  # one line, never a traceback
+                    os.write(2, f"hugind-confine: zygote worker: {exc}\n".encode(errors="replace"))
+                finally:
+                    os._exit(0)
+            number = next(self.numbers)
+            self.workers[number] = pid
+            send_with_fds(self.sock, f"worker {number}".encode(), [mine.fileno()])
         finally:
-            for fd in fds:
-                os.close(fd)
-        worker.command = cmd["id"]
-        self.by_id[cmd["id"]] = worker
-
-    def _hand_out(self, cmd: dict, fds: list[int], data: bytes) -> _Worker:
-        """Send ``cmd`` (``data`` as hugind sent it) to an idle worker with its rlimits, or to
-        a new one. A worker whose socket refuses it (it died, or is leaving) is retired and
-        the next one tried."""
-        rlimits = tuple(sorted(cmd["rlimits"].items()))
-        for worker in [w for w in self.workers.values() if w.idle() and w.rlimits == rlimits]:
-            try:
-                send_with_fds(worker.conn, data, fds)
-            except OSError:
-                self._retire(worker)
-                continue
-            return worker
-        worker = self._fork_worker(rlimits)
-        send_with_fds(worker.conn, data, fds)
-        return worker
+            mine.close()
+            theirs.close()
 
     def signal(self, cmd: dict) -> None:
-        worker = self.by_id.get(cmd.get("id"))
-        if worker is None:
-            return
+        pid = self.workers.get(cmd.get("worker"))  # type: ignore[arg-type]
+        if pid is None:
+            return  # gone already, or never one of ours: nothing else here may be signalled
         if cmd.get("sig") == "kill":  # the worker too: it may be stopped, or lying
-            _signal_tree(worker.pid, signal.SIGKILL, include_root=True)
+            _signal_tree(pid, signal.SIGKILL, include_root=True)
         else:
-            _signal_tree(worker.pid, signal.SIGTERM, include_root=False)
-
-    def _finished(self, worker: _Worker, code: int) -> None:
-        ident, worker.command = worker.command, None
-        if ident is not None:
-            self.by_id.pop(ident, None)
-            self.report(ident, code)
-
-    def from_worker(self, worker: _Worker) -> None:
-        try:
-            data = worker.conn.recv(MAX_MESSAGE, socket.MSG_DONTWAIT)
-        except BlockingIOError:
-            return
-        except OSError:
-            data = b""
-        if not data:  # it died: reap() reports it
-            worker.open = False
-            self.poller.unregister(worker.conn.fileno())
-            del self.by_conn[worker.conn.fileno()]
-            worker.conn.close()
-            return
-        ident, code, *rest = data.split(b" ")
-        if rest:  # "last": it leaves after this report
-            worker.open = False
-        if int(ident) == worker.command:
-            self._finished(worker, int(code))
-        idle = sum(1 for w in self.workers.values() if w.idle())
-        if idle > MAX_IDLE_WORKERS:
-            self._retire(worker)
-
-    def _retire(self, worker: _Worker) -> None:
-        worker.open = False  # before anything else: start() must never pick it again
-        try:  # noqa: SIM105  # no contextlib (start time)
-            worker.conn.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass  # already gone: reap() sees it
+            _signal_tree(pid, signal.SIGTERM, include_root=False)
 
     def reap(self) -> None:
-        """Workers that ended (a command still on one was killed); orphans are killed."""
+        """Workers that ended are reaped; any other child (an orphan) is killed."""
         while True:
+            pids = set(self.workers.values())
             for pid in _children("self"):
-                if pid not in self.workers:
+                if pid not in pids:
                     _signal_tree(pid, signal.SIGKILL, include_root=True)
             try:
-                pid, status = os.waitpid(-1, os.WNOHANG)
+                pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
                 return
             if pid == 0:
                 return
-            worker = self.workers.pop(pid, None)
-            if worker is None:
-                continue
-            if worker.conn.fileno() in self.by_conn:
-                self.from_worker(worker)  # a report it sent just before it ended
-            if worker.conn.fileno() in self.by_conn:
-                self.poller.unregister(worker.conn.fileno())
-                del self.by_conn[worker.conn.fileno()]
-                worker.conn.close()
-            if worker.command is not None:  # it ended without reporting: the command was killed
-                code = os.waitstatus_to_exitcode(status)
-                self._finished(worker, 128 - code if code < 0 else 128 + signal.SIGKILL)
+            for number in [n for n, p in self.workers.items() if p == pid]:
+                del self.workers[number]
 
     def handle(self) -> bool:
         """One message from hugind; False when hugind closed its end."""
         data, fds = recv_with_fds(self.sock, 2)
+        for fd in fds:  # hugind sends none with these messages
+            os.close(fd)
         if not data:
-            for fd in fds:
-                os.close(fd)
             return False
         try:
             cmd = marshal.loads(data)
-            if not isinstance(cmd, dict) or not isinstance(cmd.get("id"), int):
-                raise ValueError("not a command")
-        except (ValueError, EOFError, TypeError):  # hugind sends none such: ignore, do not die
-            cmd = {}
-        if cmd.get("op") == "run":
-            self.start(cmd, fds, data)
-            return True
-        for fd in fds:
-            os.close(fd)
-        if cmd.get("op") == "signal":
-            self.signal(cmd)
+            if not isinstance(cmd, dict):
+                raise ValueError("not a request")
+            if cmd.get("op") == "worker":
+                self.fork_worker(dict(cmd["rlimits"]))
+            elif cmd.get("op") == "signal":
+                self.signal(cmd)
+        except (ValueError, EOFError, TypeError, KeyError):  # hugind sends none such: ignore
+            pass
+        except OSError as exc:  # no worker could be made: hugind takes the per-command path
+            self.sock.send(f"failed {exc}".encode(errors="replace")[:4096])
         return True
 
     def serve(self) -> None:
@@ -438,11 +347,8 @@ class Zygote:
                     except BlockingIOError:
                         pass
                     self.reap()
-                elif fd == self.sock.fileno():
-                    if not self.handle():
-                        return
-                elif fd in self.by_conn:
-                    self.from_worker(self.by_conn[fd])
+                elif fd == self.sock.fileno() and not self.handle():
+                    return
 
 
 def main(args: list[str]) -> None:

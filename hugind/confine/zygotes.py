@@ -1,10 +1,12 @@
 """hugind's side of the run's zygotes (see :mod:`hugind.confine.zygote`).
 
 A run starts one zygote per distinct view at its first command, and closes
-them all when it ends. hugind does not rely on a zygote for any limit: it
-makes the output pipes and reads them itself (capped), holds every deadline,
-and when a zygote does not report a command gone soon after SIGKILL was asked
-for, it kills the zygote's whole sandbox (every command of that view dies).
+them all when it ends. Commands go straight to the zygote's workers, over
+sockets the zygote hands hugind, and their reports come back the same way.
+hugind does not rely on a zygote or a worker for any limit: it makes the
+output pipes and reads them itself (capped), holds every deadline, and when
+a command is not reported gone soon after SIGKILL was asked for, it kills
+the zygote's whole sandbox (every command of that view dies).
 """
 
 from __future__ import annotations
@@ -41,6 +43,7 @@ START_TIMEOUT = 10.0  # seconds for a zygote to say it is ready (a loaded machin
 STOP_TIMEOUT = 2.0  # seconds for the reader to see the sandbox gone at close
 # Commands larger than this take the per-command path (a datagram must fit the socket buffer).
 MAX_MESSAGE = 64 * 1024
+MAX_IDLE_WORKERS = 8  # per rlimits: beyond this, a worker that finishes a command retires
 
 
 def enabled() -> bool:
@@ -58,11 +61,25 @@ class ZygoteUnavailable(Exception):
     """The zygote cannot take this command (not started, gone, or the command too large)."""
 
 
+@dataclass(eq=False)
+class _Worker:
+    """hugind's end of one worker's socket: commands go to it, one at a time, and their
+    reports come back on it, without the zygote in between."""
+
+    number: int  # the zygote's name for it (signals are asked of the zygote by this)
+    sock: socket.socket
+    rlimits: tuple[tuple[str, int], ...]  # it serves only commands with these very rlimits
+    command: int | None = None  # the id of the command it runs
+    sending: bool = False  # a start() is writing to it: only that thread may close it now
+    gone: bool = False  # retired, or its socket ended: never given a command again
+
+
 @dataclass
 class _Pending:
     done: threading.Event = field(default_factory=threading.Event)
-    code: int | None = None  # None: the zygote went away before reporting
+    code: int | None = None  # None: the zygote or the worker went away before reporting
     watch: Watch | None = None  # supervised by the reader thread, not by a waiting caller
+    worker: _Worker | None = None
 
 
 def _inside(path: str, roots: tuple[str, ...]) -> bool:
@@ -107,6 +124,13 @@ class Zygote:
         self._lock = threading.Lock()
         self._pending: dict[int, _Pending] = {}
         self._ids = itertools.count(1)
+        self._idle: dict[tuple[tuple[str, int], ...], list[_Worker]] = {}
+        self._workers: dict[int, _Worker] = {}  # by socket fd, for the reader's poll
+        # One worker asked of the zygote at a time; the reader thread receives the answer.
+        self._fork_lock = threading.Lock()
+        self._fork_answer = threading.Event()
+        self._forked: _Worker | str = ""
+        self._fork_rlimits: tuple[tuple[str, int], ...] = ()
         self._ready = threading.Event()
         self.alive = False
         self.problem = ""
@@ -184,10 +208,12 @@ class Zygote:
             self._asleep_until = 0.0
             for fd, _ in events:
                 if fd == sock_fd:
-                    if talking and not self._receive():
+                    if talking and not self._receive(poller):
                         talking = False
                         poller.unregister(sock_fd)
                         self._gone()
+                elif fd in self._workers:
+                    self._from_worker(self._workers[fd], poller)
                 elif fd == self._wake_r:
                     with contextlib.suppress(BlockingIOError):
                         os.read(self._wake_r, 4096)
@@ -216,38 +242,84 @@ class Zygote:
                 new, self._incoming = self._incoming, []
             self._live.update(new)
 
-    def _receive(self) -> bool:
+    def _receive(self, poller: select.poll) -> bool:
         """One message from the zygote; False when it is gone or talks nonsense (it is ended)."""
         try:
-            data = self.sock.recv(MAX_MESSAGE)
+            data, fds, _, _ = socket.recv_fds(self.sock, MAX_MESSAGE, 1)
         except OSError:
             return False
         if not data:
+            for fd in fds:
+                os.close(fd)
             return False
-        if data == b"ready":
+        if data == b"ready" and not fds:
             if self._abandoned:
                 return False  # _finish kills it
             self.alive = True
             self._ready.set()
             return True
+        word, _, rest = data.partition(b" ")
+        if word == b"worker" and len(fds) == 1 and rest.isdigit():
+            worker = _Worker(int(rest), socket.socket(fileno=fds[0]), self._fork_rlimits)
+            with self._lock:
+                self._workers[fds[0]] = worker
+            poller.register(fds[0], select.POLLIN)
+            self._forked = worker
+            self._fork_answer.set()
+            return True
+        for fd in fds:
+            os.close(fd)
+        if word == b"failed":
+            self._forked = rest.decode(errors="replace") or "the zygote could not make a worker"
+            self._fork_answer.set()
+            return True
+        return False
+
+    def _from_worker(self, worker: _Worker, poller: select.poll) -> None:
+        """A worker's report (``ID CODE``, ``ID CODE last``), or its socket's end."""
         try:
-            ident, code = (int(word) for word in data.split(b" "))
-        except ValueError:
-            return False
+            data = worker.sock.recv(256)
+        except OSError:
+            data = b""
+        words = data.split(b" ")
+        try:
+            ident, code = int(words[0]), int(words[1])
+        except (ValueError, IndexError):
+            ident = code = None
         with self._lock:
-            pending = self._pending.pop(ident, None)
+            # Anything but the report of its command (its end, or nonsense): the command
+            # ends with no status, and the worker is given up.
+            reported = ident is not None and ident == worker.command and len(words) <= 3
+            pending = self._pending.pop(worker.command, None) if worker.command is not None else None
+            worker.command = None
+            code = code if reported else None
+            stays = reported and len(words) == 2 and not worker.gone  # "last": it leaves
+            idle = self._idle.setdefault(worker.rlimits, [])
+            if stays and len(idle) < MAX_IDLE_WORKERS:
+                idle.append(worker)
+            else:  # it left, or retires: closing our end ends it
+                worker.gone = True
+                self._workers.pop(worker.sock.fileno(), None)
+                poller.unregister(worker.sock.fileno())
+                if not worker.sending:
+                    worker.sock.close()
         if pending is not None:
             pending.code = code
             if pending.watch is not None:
                 pending.watch.exited(code, time.monotonic())
             pending.done.set()
-        return True
 
     def _gone(self) -> None:
         """The zygote stopped answering: kill its sandbox; its commands end with no status."""
         with self._lock:
             self.alive = False
             left, self._pending = self._pending, {}
+            for worker in self._workers.values():
+                worker.gone = True
+                worker.command = None
+            self._idle = {}
+        self._forked = "the zygote is gone"
+        self._fork_answer.set()
         self.kill()
         now = time.monotonic()
         for pending in left.values():
@@ -278,6 +350,11 @@ class Zygote:
             watch.exited(None, time.monotonic())
             self._deliver(watch)
         self.sock.close()
+        with self._lock:
+            workers, self._workers = list(self._workers.values()), {}
+            for worker in workers:
+                if not worker.sending:
+                    worker.sock.close()
         os.close(self._wake_r)  # no start() writes any more: alive is False since _gone
         os.close(self._wake_w)
         launch.release()
@@ -297,39 +374,88 @@ class Zygote:
             self._thread.join(STOP_TIMEOUT)
 
     def start(self, plan: ChildPlan, out_w: int, err_w: int, watch: Watch | None = None) -> Ticket:
-        """Hand one planned command to the zygote, with the write ends of its output pipes.
+        """Hand one planned command to a worker of the zygote, with the write ends of its
+        output pipes.
 
         With a ``watch`` (holding the read ends), the reader thread supervises the command
         and delivers its result through the watch; the caller need not wait for anything."""
         ident = next(self._ids)
-        message = {
-            "op": "run",
-            "id": ident,
-            "argv": list(plan.argv),
-            "env": plan.env,
-            "cwd": plan.cwd,
-            "rlimits": plan.rlimits.as_dict(),
-        }
-        data = marshal.dumps(message, 4)  # what the zygote reads without importing json
+        message = {"id": ident, "argv": list(plan.argv), "env": plan.env, "cwd": plan.cwd}
+        data = marshal.dumps(message, 4)  # what the worker reads without importing json
         if len(data) > MAX_MESSAGE:
             raise ZygoteUnavailable("the command is too large for the zygote")
+        rlimits = tuple(sorted(plan.rlimits.as_dict().items()))
         pending = _Pending(watch=watch)
-        if watch is not None:
-            watch.signal_tree = lambda sig: self.signal(ident, sig)
-            watch.kill_sandbox = self.kill
-        with self._lock:
-            if not self.alive:
-                raise ZygoteUnavailable("the zygote is gone")
-            self._pending[ident] = pending
-        try:
-            socket.send_fds(self.sock, [data], [out_w, err_w])
-        except OSError as exc:
+        while True:
+            worker = self._idle_worker(rlimits)
+            fresh = worker is None
+            if worker is None:
+                worker = self._new_worker(rlimits)
             with self._lock:
-                self._pending.pop(ident, None)
-            raise ZygoteUnavailable(f"the zygote is gone: {exc.strerror}") from None
+                if not self.alive or worker.gone:
+                    worker.sending = False
+                    self._close_if_gone(worker)
+                    raise ZygoteUnavailable("the zygote is gone")
+                worker.command = ident
+                pending.worker = worker
+                self._pending[ident] = pending
+            try:
+                socket.send_fds(worker.sock, [data], [out_w, err_w])
+            except OSError as exc:  # it ended since it reported: the reader sees its end
+                with self._lock:
+                    self._pending.pop(ident, None)
+                    worker.command = None
+                    worker.gone = True
+                    worker.sending = False
+                    self._close_if_gone(worker)
+                if fresh:
+                    raise ZygoteUnavailable(f"a new worker refused the command: {exc.strerror}") from None
+                continue  # another idle one, or a new one
+            with self._lock:
+                worker.sending = False
+                self._close_if_gone(worker)
+            break
         if watch is not None:
+            watch.signal_tree = lambda sig: self.signal(worker.number, sig)
+            watch.kill_sandbox = self.kill
             self._hand_over(watch)
         return Ticket(self, ident, pending)
+
+    def _close_if_gone(self, worker: _Worker) -> None:
+        """With the lock held: a worker the reader gave up while it was being written to."""
+        if worker.gone and worker.sock.fileno() not in self._workers and worker.sock.fileno() >= 0:
+            worker.sock.close()
+
+    def _idle_worker(self, rlimits: tuple[tuple[str, int], ...]) -> _Worker | None:
+        with self._lock:
+            idle = self._idle.get(rlimits)
+            while idle:
+                worker = idle.pop()  # the most recently used: its pages are warm
+                if not worker.gone:
+                    worker.sending = True
+                    return worker
+        return None
+
+    def _new_worker(self, rlimits: tuple[tuple[str, int], ...]) -> _Worker:
+        """A worker made for these rlimits (the zygote forks it; the reader takes its socket)."""
+        with self._fork_lock:
+            self._fork_answer.clear()
+            self._forked = ""
+            self._fork_rlimits = rlimits
+            if not self.alive:
+                raise ZygoteUnavailable("the zygote is gone")
+            try:
+                self.sock.send(marshal.dumps({"op": "worker", "rlimits": dict(rlimits)}, 4))
+            except OSError as exc:
+                raise ZygoteUnavailable(f"the zygote is gone: {exc.strerror}") from None
+            if not self._fork_answer.wait(START_TIMEOUT):
+                raise ZygoteUnavailable("the zygote made no worker in time")
+            worker = self._forked
+            if isinstance(worker, str):
+                raise ZygoteUnavailable(worker or "the zygote made no worker")
+            with self._lock:
+                worker.sending = True
+            return worker
 
     def _hand_over(self, watch: Watch) -> None:
         with self._lock:
@@ -346,9 +472,10 @@ class Zygote:
         watch.exited(None, time.monotonic())
         watch.finish()
 
-    def signal(self, ident: int, sig: str) -> None:
-        """ "term": SIGTERM to the command's tree; "kill": SIGKILL to all of it."""
-        data = marshal.dumps({"op": "signal", "id": ident, "sig": sig}, 4)
+    def signal(self, worker: int, sig: str) -> None:
+        """ "term": SIGTERM to the tree of the command on ``worker``; "kill": SIGKILL to all
+        of it and to the worker."""
+        data = marshal.dumps({"op": "signal", "worker": worker, "sig": sig}, 4)
         with contextlib.suppress(OSError):
             self.sock.send(data)
 
@@ -373,7 +500,8 @@ class Ticket:
         return self.pending.code
 
     def signal(self, sig: str) -> None:
-        self.zygote.signal(self.ident, sig)
+        if self.pending.worker is not None:
+            self.zygote.signal(self.pending.worker.number, sig)
 
 
 def _holds(view: View, plan: ChildPlan) -> bool:
