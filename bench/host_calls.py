@@ -17,7 +17,9 @@ Prints, in one run (ratios only mean something within one run: the machine is sh
   confinement the run really uses (through the run's zygote), again with a
   sandbox per command (``HUGIND_ZYGOTE=0``), both with bubblewrap and with
   hugind's launcher, and with every layer disabled (``HUGIND_CONFINE_DISABLE``),
-  so dispatch overhead shows apart from confinement cost;
+  so dispatch overhead shows apart from confinement cost; and ``"true;"``, a
+  string that needs ``/bin/sh`` (a plain ``true`` runs without it, see
+  ``policy/plain_command.py``), against ``subprocess.run("true;", shell=True)``;
 * instantiating the JS engine for a trivial agent, in process.
 
 It uses only public APIs, so the same file measures another checkout: run it
@@ -113,11 +115,12 @@ export default (input) => {
 COMMANDS_JS = """\
 export default async (input) => {
   const n = Number(input.args[0]);
-  await run_command("true");
+  const command = input.args[1];
+  await run_command(command);
   const t0 = performance.now();
   for (let done = 0; done < n; done += 8) {
     const batch = [];
-    for (let k = 0; k < 8 && done + k < n; k++) batch.push(run_command("true"));
+    for (let k = 0; k < 8 && done + k < n; k++) batch.push(run_command(command));
     await Promise.all(batch);
   }
   return (performance.now() - t0) / 1000; // seconds
@@ -212,11 +215,13 @@ def run_js(root: Path, *args: str) -> object:
     return result.value
 
 
-def python_commands(n: int) -> float:
-    subprocess.run(["true"], check=True)
+def python_commands(n: int, command: str = "true") -> float:
+    """``subprocess.run(["true"])``, or through ``sh -c`` for a command that needs a shell."""
+    args: str | list[str] = ["true"] if command == "true" else command
+    subprocess.run(args, check=True, shell=command != "true")
     start = time.perf_counter()
     for _ in range(n):
-        subprocess.run(["true"], check=True)
+        subprocess.run(args, check=True, shell=command != "true")
     return time.perf_counter() - start
 
 
@@ -256,18 +261,18 @@ class CommandRow:
     switches: int  # its voluntary context switches in that run (thread wake-ups, mostly)
 
 
-def commands(root: Path, n: int, rounds: int = 3) -> CommandRow:
+def commands(root: Path, n: int, rounds: int = 3, command: str = "true") -> CommandRow:
     """hugind and plain Python for ``n`` commands, each the best of ``rounds`` taken in turns:
     the machine is shared, and a burst of load must not land on one side only. hugind's CPU
     and context switches come with its time: they show the work apart from the load."""
     runs, python_s = [], []
     for _ in range(rounds):
         before = resource.getrusage(resource.RUSAGE_SELF)
-        seconds = float(run_js(root, str(n)))  # type: ignore[arg-type]
+        seconds = float(run_js(root, str(n), command))  # type: ignore[arg-type]
         after = resource.getrusage(resource.RUSAGE_SELF)
         cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         runs.append((seconds, cpu, after.ru_nvcsw - before.ru_nvcsw))
-        python_s.append(python_commands(n))
+        python_s.append(python_commands(n, command))
     best = min(runs)
     return CommandRow(best[0], min(python_s), best[1], best[2])
 
@@ -370,15 +375,17 @@ def main(argv: list[str] | None = None) -> int:
                 " (best of 3 each, in turns)"
             )
             rows = (
-                ("confined, zygote (as runs are)", None, True),
-                (f"confined, {ZYGOTE_ENV}=0 (a sandbox per command)", None, False),
-                ("launcher (HUGIND_CONFINE_DISABLE=bwrap), zygote", "bwrap", True),
-                (f"launcher, {ZYGOTE_ENV}=0", "bwrap", False),
-                (f"{DISABLE_ENV}={CONFINE_OFF}", CONFINE_OFF, False),
+                ("confined, zygote (as runs are)", None, True, "true"),
+                # A command string that needs the shell: /bin/sh runs in hugind as in Python's peer.
+                ("the same with 'true;' (needs sh) vs subprocess.run('true;', shell=True)", None, True, "true;"),
+                (f"confined, {ZYGOTE_ENV}=0 (a sandbox per command)", None, False, "true"),
+                ("launcher (HUGIND_CONFINE_DISABLE=bwrap), zygote", "bwrap", True, "true"),
+                (f"launcher, {ZYGOTE_ENV}=0", "bwrap", False, "true"),
+                (f"{DISABLE_ENV}={CONFINE_OFF}", CONFINE_OFF, False, "true"),
             )
-            for label, disable, zygote in rows:
+            for label, disable, zygote, command in rows:
                 with confinement(disable), zygotes(zygote):
-                    row = commands(cmd_agent, ns.commands)
+                    row = commands(cmd_agent, ns.commands, command=command)
                     launch = None if zygote else launch_cost(cmd_agent, ns.commands)
                 h, p = row.hugind_s, row.python_s
                 per = 1000 / ns.commands
