@@ -9,12 +9,16 @@ goes to the Typer application, so usage errors and help stay Typer's.
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import sys
 
 from hugind import process_end, std_streams
 from hugind.errors import ExitCode, HugindError
+
+# Errors of a write that no retry fixes: a full disk or quota, a file too large, a dead device.
+OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 def _dispatch(argv: list[str]) -> int | None:
@@ -32,7 +36,18 @@ def _dispatch(argv: list[str]) -> int | None:
     from hugind.cli import app
 
     _started()
-    app()
+    stdout_before = std_streams.stdout_identity()
+    try:
+        app()
+    except SystemExit as stop:
+        # click (Typer's own copy of it) ends a command whose stdout reader left with a
+        # silent exit 1, and marks that by wrapping stdout; rich (help, errors) by pointing
+        # descriptor 1 at /dev/null. A run's case both: a run's quiet 141.
+        wrapped = type(sys.stdout).__name__ == "PacifyFlushWrapper"
+        if stop.code == 1 and (wrapped or std_streams.stdout_silenced_since(stdout_before)):
+            std_streams.silence_stdout()
+            sys.exit(ExitCode.OUTPUT_CLOSED)
+        raise
     return None
 
 
@@ -85,6 +100,11 @@ def main() -> None:
                 # stdout's reader left (``| head``): quiet, as any tool SIGPIPE ends
                 std_streams.silence_stdout()
                 sys.exit(ExitCode.OUTPUT_CLOSED)
+            if isinstance(exc, OSError) and exc.errno in OUTPUT_ERRNOS and exc.filename is None:
+                # A write to a standard stream failed (``--help > /dev/full``): the cause, no trace.
+                std_streams.silence_stdout()
+                sys.stderr.write(f"hugind: error: cannot write the output: {exc.strerror}\n")
+                sys.exit(ExitCode.OUTPUT_FAILED)
             import traceback
 
             traceback.print_exc()

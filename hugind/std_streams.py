@@ -73,6 +73,26 @@ def stdout_reader_gone() -> bool:
     return any(revents & select.POLLERR for _, revents in events)
 
 
+def stdout_identity() -> tuple[int, int] | None:
+    """What descriptor 1 is now (device, inode), to see later whether it was replaced."""
+    try:
+        st = os.fstat(1)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino)
+
+
+def stdout_silenced_since(before: tuple[int, int] | None) -> bool:
+    """Whether descriptor 1 was pointed at ``/dev/null`` since ``before`` was taken: what
+    rich does (then exits 1) when the reader of the help or an error message left."""
+    try:
+        null = os.stat(os.devnull)
+    except OSError:
+        return False
+    now = stdout_identity()
+    return before is not None and before != now and now == (null.st_dev, null.st_ino)
+
+
 def output_lost(err: Exception) -> HugindError:
     """The error a run ends with when its output cannot be written: quiet for a reader
     that left (``OutputClosed``), named otherwise (a full disk: ``OutputFailed``)."""

@@ -148,3 +148,19 @@ def test_agentic_events_to_a_reader_that_left_end_quietly_with_141(tmp_path):
     with ChatServer(steps) as server:
         args = ["run", str(REPO / "examples/coder"), "--backend", server.url, "--json", "--", "find", "TODOs"]
         assert _run_to_a_gone_reader(args, "stdout", tmp_path) == (BROKEN_PIPE_STATUS, b"")
+
+
+def test_other_commands_to_a_reader_that_left_end_quietly_with_141(make_agent, tmp_path):
+    """Commands Typer runs (click used to end them with a bare exit 1, as a failure)."""
+    agent = make_agent({"main.js": "export default 1\n"})
+    assert _run_to_a_gone_reader(["check", str(agent)], "stdout", tmp_path) == (BROKEN_PIPE_STATUS, b"")
+    assert _run_to_a_gone_reader(["--help"], "stdout", tmp_path) == (BROKEN_PIPE_STATUS, b"")
+
+
+def test_other_commands_to_a_full_disk_name_the_cause_without_a_trace(make_agent, tmp_path):
+    agent = make_agent({"main.js": "export default 1\n"})
+    for args in (["--help"], ["check", str(agent)]):
+        err = tmp_path / "err"
+        with open("/dev/full", "wb") as full, err.open("wb") as sink:
+            code = _run(args, stdout=full.fileno(), stderr=sink.fileno())
+        assert (code, err.read_text()) == (74, "hugind: error: cannot write the output: No space left on device\n")

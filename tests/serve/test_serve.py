@@ -274,3 +274,35 @@ def test_two_agents_with_one_name_are_refused(agents, tmp_path):
     )
     assert result.returncode == 2
     assert "two agents are named 'greet'" in result.stderr
+
+
+def test_malformed_lines_get_json_rpc_errors_and_the_session_goes_on(agents):
+    """Text that is not JSON, and JSON that is not a message, each get the JSON-RPC error
+    that names the cause (the SDK's transport used to drop them: the client waited forever)."""
+    lines = [
+        b"not json",
+        b'{"jsonrpc":"2.0","id":7}',  # no method, no result
+        b'{"jsonrpc":"2.0","id":"s","method":5}',
+        b"[1, 2]",
+        b'{"jsonrpc":"2.0","id":8,"method":"ping"}',
+    ]
+    result = subprocess.run(
+        [sys.executable, "-m", "hugind", "serve", str(agents["greet"])],
+        cwd=REPO,
+        input=b"\n".join(lines) + b"\n",
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr.decode()
+    answers = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(a["id"], a.get("error", {}).get("code")) for a in answers] == [
+        (None, -32700),
+        (7, -32600),
+        ("s", -32600),
+        (None, -32600),
+        (8, None),
+    ]
+    assert answers[0]["error"]["message"].startswith("Parse error: the line is not JSON (")
+    assert "method: Field required" in answers[1]["error"]["message"]
+    assert "method: Input should be a valid string" in answers[2]["error"]["message"]
+    assert answers[4]["result"] == {}
