@@ -784,6 +784,77 @@ static int install_math_random(void) {
     return rc < 0 ? -1 : 0;
 }
 
+/* JSON.parse with a nesting limit. QuickJS-NG's parser recurses in C once per
+   level, and its stack check reads the shadow stack pointer, which those frames
+   do not move: a few tens of thousands of '[' exhausted wasm's own stack, a trap
+   that ended the run with nothing for the agent to catch. Text from outside
+   (an LLM's reply, a fetched body, an MCP server's result) decides that depth, so
+   deeper text is refused up front with a RangeError the agent can catch. */
+#define JSON_MAX_DEPTH 2000
+static JSValue json_parse_original; /* the engine's own JSON.parse, held for the context's life */
+
+/* Whether brackets nest deeper than `limit` outside string literals (the real
+   parser judges everything else, syntax included). */
+static int json_nesting_exceeds(const char *s, size_t len, int limit) {
+    int depth = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = s[i];
+        if (ch == '"') {
+            for (i++; i < len && s[i] != '"'; i++) {
+                if (s[i] == '\\')
+                    i++;
+            }
+        } else if (ch == '[' || ch == '{') {
+            if (++depth > limit)
+                return 1;
+        } else if (ch == ']' || ch == '}') {
+            depth--;
+        }
+    }
+    return 0;
+}
+
+static JSValue js_json_parse_guarded(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv) {
+    if (argc == 0)
+        return JS_Call(c, json_parse_original, this_val, argc, argv);
+    /* The text as the engine's parse would take it (ToString once: a toString with
+       side effects runs once, as it would without this guard). */
+    JSValue text = JS_ToString(c, argv[0]);
+    if (JS_IsException(text))
+        return text;
+    size_t len;
+    const char *bytes = JS_ToCStringLen(c, &len, text);
+    if (!bytes) {
+        JS_FreeValue(c, text);
+        return JS_EXCEPTION;
+    }
+    int too_deep = len > JSON_MAX_DEPTH && json_nesting_exceeds(bytes, len, JSON_MAX_DEPTH);
+    JS_FreeCString(c, bytes);
+    if (too_deep) {
+        JS_FreeValue(c, text);
+        return JS_ThrowRangeError(c, "JSON.parse: the text nests deeper than %d levels", JSON_MAX_DEPTH);
+    }
+    JSValueConst args[2] = {text, argc > 1 ? argv[1] : JS_UNDEFINED};
+    JSValue result = JS_Call(c, json_parse_original, this_val, argc > 1 ? 2 : 1, args);
+    JS_FreeValue(c, text);
+    return result;
+}
+
+static int install_json_parse_guard(void) {
+    JSValue global = JS_GetGlobalObject(ctx);
+    JSValue json = JS_GetPropertyStr(ctx, global, "JSON");
+    JS_FreeValue(ctx, global);
+    if (!JS_IsObject(json)) {
+        JS_FreeValue(ctx, json);
+        return -1;
+    }
+    json_parse_original = JS_GetPropertyStr(ctx, json, "parse");
+    JSValue fn = JS_NewCFunction(ctx, js_json_parse_guarded, "parse", 2);
+    int rc = JS_DefinePropertyValueStr(ctx, json, "parse", fn, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
+    JS_FreeValue(ctx, json);
+    return rc < 0 || !JS_IsFunction(ctx, json_parse_original) ? -1 : 0;
+}
+
 /* Create the runtime and evaluate the prelude. The prelude is a script that
    evaluates to the dispatcher function; `native` is passed in and never
    stored on globalThis. */
@@ -798,6 +869,8 @@ static int engine_init(void) {
         return -1;
     JS_SetModuleLoaderFunc(rt, module_normalize, module_load, NULL);
     if (install_math_random())
+        return -1;
+    if (install_json_parse_guard())
         return -1;
     JSValue native = JS_NewObject(ctx);
     JS_SetPropertyFunctionList(ctx, native, native_funcs, sizeof(native_funcs) / sizeof(native_funcs[0]));

@@ -63,7 +63,8 @@ def test_an_op_argument_nested_too_deeply_is_a_catchable_invalid_argument(make_a
 
 
 def test_a_result_nested_too_deeply_for_the_host_fails_the_run_clearly(make_agent):
-    source = f"""export default () => {{ print("before"); {DEEP.replace("DEPTH", "3000")} return a; }};"""
+    # Past the host's JSON limit (256), within the engine's JSON.parse limit (2000): the host refuses.
+    source = f"""export default () => {{ print("before"); {DEEP.replace("DEPTH", "1000")} return a; }};"""
     out = _run(make_agent, source)
     assert out.code == ExitCode.AGENT_FAILED, out
     assert "InvalidResult: the host refused the agent's result" in out.stderr
@@ -78,6 +79,33 @@ def test_a_result_nested_a_million_deep_overflows_the_engine_stack_cleanly(make_
     out = _run(make_agent, source)
     assert out.code == ExitCode.TRAP, out
     assert "stack overflow" in out.stderr and out.stdout == "before\n"
+
+
+JSON_AT_DEPTH = """export default (input) => {
+  const texts = ['{"a":'.repeat(DEPTH) + "1" + "}".repeat(DEPTH), "[".repeat(DEPTH) + "]".repeat(DEPTH),
+                 '"[[[' + "[".repeat(DEPTH) + '"'];
+  function at(n) {  // JSON.parse this many JS frames down: they share wasm's stack
+    if (n > 0) return at(n - 1);
+    const one = (t) => {
+      try { JSON.parse(t, (k, v) => v); return "ok"; } catch (e) { return `${e.name}: ${e.message}`; }
+    };
+    return texts.map(one);
+  }
+  const out = [];
+  for (const frames of [0, 500, 1000, 1500]) { try { out.push(at(frames)); } catch (e) { out.push(e.name); } }
+  return out;
+};"""
+
+
+@pytest.mark.parametrize("depth", [2000, 2001, 200_000])
+def test_json_parse_of_text_nested_past_the_limit_is_a_catchable_range_error(make_agent, depth):
+    """The engine's parser recursed in C past wasm's stack (a trap the agent could not
+    catch) at a few tens of thousands of levels, fewer below deep JS recursion."""
+    out = _run(make_agent, JSON_AT_DEPTH.replace("DEPTH", str(depth)))
+    assert out.code == ExitCode.OK, out
+    deep = "RangeError: JSON.parse: the text nests deeper than 2000 levels"
+    expected = ["ok", "ok", "ok"] if depth <= 2000 else [deep, deep, "ok"]  # a string's brackets do not nest
+    assert json.loads(out.stdout) == [expected] * 4
 
 
 def test_a_manifest_nested_fifty_thousand_deep_is_a_manifest_error(tmp_path):
