@@ -770,18 +770,26 @@ static JSValue js_math_random(JSContext *c, JSValueConst this_val, int argc, JSV
     return JS_NewFloat64(c, v.d - 1.0);
 }
 
-static int install_math_random(void) {
+/* Put `fn` in place of the builtin `holder.name` (holder: a global object such as
+   Math); the builtin it replaces goes to *previous when that is not NULL. */
+static int replace_builtin(const char *holder, const char *name, JSValue fn, JSValue *previous) {
     JSValue global = JS_GetGlobalObject(ctx);
-    JSValue math = JS_GetPropertyStr(ctx, global, "Math");
+    JSValue object = JS_GetPropertyStr(ctx, global, holder);
     JS_FreeValue(ctx, global);
-    if (!JS_IsObject(math)) {
-        JS_FreeValue(ctx, math);
+    if (!JS_IsObject(object)) {
+        JS_FreeValue(ctx, object);
+        JS_FreeValue(ctx, fn);
         return -1;
     }
-    JSValue fn = JS_NewCFunction(ctx, js_math_random, "random", 0);
-    int rc = JS_DefinePropertyValueStr(ctx, math, "random", fn, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
-    JS_FreeValue(ctx, math);
+    if (previous)
+        *previous = JS_GetPropertyStr(ctx, object, name);
+    int rc = JS_DefinePropertyValueStr(ctx, object, name, fn, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
+    JS_FreeValue(ctx, object);
     return rc < 0 ? -1 : 0;
+}
+
+static int install_math_random(void) {
+    return replace_builtin("Math", "random", JS_NewCFunction(ctx, js_math_random, "random", 0), NULL);
 }
 
 /* JSON.parse with a nesting limit. QuickJS-NG's parser recurses in C once per
@@ -841,18 +849,10 @@ static JSValue js_json_parse_guarded(JSContext *c, JSValueConst this_val, int ar
 }
 
 static int install_json_parse_guard(void) {
-    JSValue global = JS_GetGlobalObject(ctx);
-    JSValue json = JS_GetPropertyStr(ctx, global, "JSON");
-    JS_FreeValue(ctx, global);
-    if (!JS_IsObject(json)) {
-        JS_FreeValue(ctx, json);
-        return -1;
-    }
-    json_parse_original = JS_GetPropertyStr(ctx, json, "parse");
     JSValue fn = JS_NewCFunction(ctx, js_json_parse_guarded, "parse", 2);
-    int rc = JS_DefinePropertyValueStr(ctx, json, "parse", fn, JS_PROP_WRITABLE | JS_PROP_CONFIGURABLE);
-    JS_FreeValue(ctx, json);
-    return rc < 0 || !JS_IsFunction(ctx, json_parse_original) ? -1 : 0;
+    if (replace_builtin("JSON", "parse", fn, &json_parse_original))
+        return -1;
+    return JS_IsFunction(ctx, json_parse_original) ? 0 : -1;
 }
 
 /* Create the runtime and evaluate the prelude. The prelude is a script that

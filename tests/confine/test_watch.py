@@ -9,8 +9,10 @@ also driven by hand against a zygote that never reports, with no clock involved.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -138,7 +140,12 @@ class _Silent:
         self.killed += 1
 
 
-def _watch(results: list[object], cancelled: threading.Event | None = None) -> tuple[Watch, _Silent, int, int]:
+@contextlib.contextmanager
+def _watch(
+    results: list[object], cancelled: threading.Event | None = None
+) -> Iterator[tuple[Watch, _Silent, int, int]]:
+    """A watch over two fresh pipes and a silent zygote; the pipes' write ends are the
+    command's, closed when the block ends (the watch's own ends close at ``finish``)."""
     out_r, out_w = os.pipe()
     err_r, err_w = os.pipe()
     zygote = _Silent()
@@ -155,13 +162,17 @@ def _watch(results: list[object], cancelled: threading.Event | None = None) -> t
     )
     watch.signal_tree = zygote.signal_tree
     watch.kill_sandbox = zygote.kill
-    return watch, zygote, out_w, err_w
+    try:
+        yield watch, zygote, out_w, err_w
+    finally:
+        for fd in (out_w, err_w):
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def test_a_zygote_that_never_reports_is_escalated_to_its_sandbox_then_given_up() -> None:
     results: list[object] = []
-    watch, zygote, out_w, err_w = _watch(results)
-    try:
+    with _watch(results) as (watch, zygote, _, _):
         assert not watch.tick(99.0) and zygote.signals == []
         assert not watch.tick(100.0) and zygote.signals == ["term"] and watch.timed_out
         assert watch.due() == pytest.approx(100.3)
@@ -171,16 +182,12 @@ def test_a_zygote_that_never_reports_is_escalated_to_its_sandbox_then_given_up()
         assert watch.tick(102.3)  # not even the sandbox's end was reported: the command is given up
         watch.finish()
         watch.finish()  # once only
-    finally:
-        os.close(out_w)
-        os.close(err_w)
     assert results == [{"stdout": "", "stderr": "", "exit_code": 137, "timed_out": True, "truncated": False}]
 
 
 def test_output_past_the_cap_stops_the_command_and_a_report_ends_the_escalation() -> None:
     results: list[object] = []
-    watch, zygote, out_w, err_w = _watch(results)
-    try:
+    with _watch(results) as (watch, zygote, out_w, _):
         os.write(out_w, b"0123456789")
         assert watch.wants_poll(0.03)
         assert not watch.read(watch.out_fd)  # past the cap of 8: no more reading
@@ -189,39 +196,32 @@ def test_output_past_the_cap_stops_the_command_and_a_report_ends_the_escalation(
         watch.exited(143, 0.1)
         assert watch.tick(0.1)
         watch.finish()
-    finally:
-        os.close(out_w)
-        os.close(err_w)
     assert results == [{"stdout": "01234567", "stderr": "", "exit_code": 143, "timed_out": False, "truncated": True}]
 
 
 def test_cancellation_replies_with_the_error_once_the_command_is_gone() -> None:
     results: list[object] = []
     cancelled = threading.Event()
-    watch, zygote, out_w, err_w = _watch(results, cancelled)
-    try:
+    with _watch(results, cancelled) as (watch, zygote, _, _):
         assert not watch.tick(1.0)
         cancelled.set()
         assert not watch.tick(1.0) and zygote.signals == ["term"]
         watch.exited(None, 1.1)
         assert watch.tick(1.1)
         watch.finish()
-    finally:
-        os.close(out_w)
-        os.close(err_w)
     assert len(results) == 1 and isinstance(results[0], TimeoutError)
 
 
 def test_a_finished_command_drains_its_pipes_then_ends() -> None:
     results: list[object] = []
-    watch, _, out_w, err_w = _watch(results)
-    os.write(out_w, b"hi")
-    os.close(out_w)
-    os.close(err_w)
-    assert not watch.wants_poll(0.001)  # a short command is not polled before its report
-    watch.exited(0, 0.002)
-    assert watch.wants_poll(0.002)
-    assert watch.read(watch.out_fd) and not watch.read(watch.out_fd) and not watch.read(watch.err_fd)
-    assert watch.tick(0.003)
-    watch.finish()
+    with _watch(results) as (watch, _, out_w, err_w):
+        os.write(out_w, b"hi")
+        os.close(out_w)
+        os.close(err_w)
+        assert not watch.wants_poll(0.001)  # a short command is not polled before its report
+        watch.exited(0, 0.002)
+        assert watch.wants_poll(0.002)
+        assert watch.read(watch.out_fd) and not watch.read(watch.out_fd) and not watch.read(watch.err_fd)
+        assert watch.tick(0.003)
+        watch.finish()
     assert results == [{"stdout": "hi", "stderr": "", "exit_code": 0, "timed_out": False, "truncated": False}]
