@@ -14,6 +14,9 @@ from __future__ import annotations
 from typing import Any
 
 MAX_CAUSE = 200  # characters of the validator's text quoted back: enough to name the cause
+# At the end of input, how long requests under way may still take to be answered: a
+# server whose client left must end, even if a handler never answers.
+SETTLE_TIMEOUT = 60.0
 
 
 def _request_id(errors: list[dict[str, Any]]) -> int | str | None:
@@ -43,17 +46,68 @@ def error_for(exc: Exception) -> tuple[int, str, int | str | None]:
     return types.INVALID_REQUEST, message, _request_id(errors)
 
 
-async def answer_malformed(source: Any, sink: Any, write_stream: Any) -> None:
+class AnswerLedger:
+    """The server's write stream, keeping count of the requests still unanswered: at the
+    end of input the server is kept reading until they are (a client may send its last
+    request and close its end at once; it still gets the answer)."""
+
+    def __init__(self, inner: Any) -> None:
+        import anyio
+
+        self._inner = inner
+        self._open: set[int | str] = set()
+        self._answered = anyio.Event()
+
+    def asked(self, request_id: int | str) -> None:
+        self._open.add(request_id)
+
+    def withdrawn(self, request_id: Any) -> None:
+        """A request the client cancelled: the server sends no answer to it."""
+        self._open.discard(request_id)
+
+    async def settled(self) -> None:
+        import anyio
+
+        with anyio.move_on_after(SETTLE_TIMEOUT):
+            while self._open:
+                self._answered = anyio.Event()
+                await self._answered.wait()
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        request_id = getattr(item.message, "id", None)
+        if request_id is not None and not hasattr(item.message, "method"):  # a response or an error
+            self._open.discard(request_id)
+            self._answered.set()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> AnswerLedger:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        return await self._inner.__aexit__(*exc)
+
+
+async def answer_malformed(source: Any, sink: Any, ledger: AnswerLedger) -> None:
     """Forward ``source``'s messages to ``sink`` (the server's read stream); answer each
-    line the transport could not read on ``write_stream``, and never pass it on."""
+    line the transport could not read through ``ledger``, and never pass it on. At the
+    end of input, ``sink`` closes once every request forwarded has been answered."""
     import mcp.types as types
     from mcp.shared.message import SessionMessage
 
     async with sink:
         async for item in source:
             if not isinstance(item, Exception):
+                if isinstance(item.message, types.JSONRPCRequest):
+                    ledger.asked(item.message.id)
+                elif getattr(item.message, "method", None) == "notifications/cancelled":
+                    ledger.withdrawn((getattr(item.message, "params", None) or {}).get("requestId"))
                 await sink.send(item)
                 continue
             code, message, request_id = error_for(item)
             error = types.JSONRPCError(jsonrpc="2.0", id=request_id, error=types.ErrorData(code=code, message=message))
-            await write_stream.send(SessionMessage(error))
+            await ledger.send(SessionMessage(error))
+        await ledger.settled()

@@ -254,13 +254,14 @@ def serve(agents: list[Agent], options: ServeOptions | None = None) -> None:
     server = build_server(agent_tools(agents), options or ServeOptions())
 
     async def main() -> None:
-        from hugind.mcp.malformed import answer_malformed
+        from hugind.mcp.malformed import AnswerLedger, answer_malformed
 
         async with stdio_server() as (read_stream, write_stream):
             send, receive = anyio.create_memory_object_stream[Any](0)
+            ledger = AnswerLedger(write_stream)
             async with anyio.create_task_group() as group:
-                group.start_soon(answer_malformed, read_stream, send, write_stream)
-                await server.run(receive, write_stream, server.create_initialization_options())
+                group.start_soon(answer_malformed, read_stream, send, ledger)
+                await server.run(receive, ledger, server.create_initialization_options())
                 group.cancel_scope.cancel()  # the server ended first: stop reading for it
 
     anyio.run(main)

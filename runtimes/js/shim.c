@@ -801,9 +801,23 @@ static int install_math_random(void) {
 #define JSON_MAX_DEPTH 2000
 static JSValue json_parse_original; /* the engine's own JSON.parse, held for the context's life */
 
+/* How many times `ch` occurs in s[0, len): memchr's word-at-a-time search, since
+   every wasm instruction a scan runs is fuel the agent pays. */
+static size_t count_byte(const char *s, size_t len, char ch) {
+    size_t count = 0;
+    const char *end = s + len;
+    for (const char *at = memchr(s, ch, len); at; at = memchr(at + 1, ch, (size_t)(end - at - 1)))
+        count++;
+    return count;
+}
+
 /* Whether brackets nest deeper than `limit` outside string literals (the real
-   parser judges everything else, syntax included). */
+   parser judges everything else, syntax included). Text with no more opening
+   brackets than the limit cannot (most text: a long string, a flat list), and
+   is not scanned byte by byte. */
 static int json_nesting_exceeds(const char *s, size_t len, int limit) {
+    if (count_byte(s, len, '[') + count_byte(s, len, '{') <= (size_t)limit)
+        return 0;
     int depth = 0;
     for (size_t i = 0; i < len; i++) {
         char ch = s[i];
@@ -836,14 +850,22 @@ static JSValue js_json_parse_guarded(JSContext *c, JSValueConst this_val, int ar
         JS_FreeValue(c, text);
         return JS_EXCEPTION;
     }
-    int too_deep = len > JSON_MAX_DEPTH && json_nesting_exceeds(bytes, len, JSON_MAX_DEPTH);
-    JS_FreeCString(c, bytes);
-    if (too_deep) {
+    if (len > JSON_MAX_DEPTH && json_nesting_exceeds(bytes, len, JSON_MAX_DEPTH)) {
+        JS_FreeCString(c, bytes);
         JS_FreeValue(c, text);
         return JS_ThrowRangeError(c, "JSON.parse: the text nests deeper than %d levels", JSON_MAX_DEPTH);
     }
-    JSValueConst args[2] = {text, argc > 1 ? argv[1] : JS_UNDEFINED};
-    JSValue result = JS_Call(c, json_parse_original, this_val, argc > 1 ? 2 : 1, args);
+    JSValue result;
+    if (argc > 1 && JS_IsFunction(c, argv[1])) {
+        /* A reviver: the engine's own parse applies it (and converts the text again). */
+        JSValueConst args[2] = {text, argv[1]};
+        result = JS_Call(c, json_parse_original, this_val, 2, args);
+    } else {
+        /* What the engine's parse does without one, on the bytes already at hand:
+           converting a long text twice cost an agent a third more fuel. */
+        result = JS_ParseJSON(c, bytes, len, "<input>");
+    }
+    JS_FreeCString(c, bytes);
     JS_FreeValue(c, text);
     return result;
 }

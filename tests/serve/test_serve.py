@@ -285,7 +285,10 @@ def test_malformed_lines_get_json_rpc_errors_and_the_session_goes_on(agents):
         b'{"jsonrpc":"2.0","id":"s","method":5}',
         b"[1, 2]",
         b'{"jsonrpc":"2.0","id":8,"method":"ping"}',
+        b'{"jsonrpc":"2.0","id":9,"method":"ping"}',
     ]
+    # All lines at once and the input closed at once: requests under way when the input
+    # ends are still answered (the server used to stop at the end of input, often before).
     result = subprocess.run(
         [sys.executable, "-m", "hugind", "serve", str(agents["greet"])],
         cwd=REPO,
@@ -301,6 +304,7 @@ def test_malformed_lines_get_json_rpc_errors_and_the_session_goes_on(agents):
         ("s", -32600),
         (None, -32600),
         (8, None),
+        (9, None),
     ]
     assert answers[0]["error"]["message"].startswith("Parse error: the line is not JSON (")
     assert "method: Field required" in answers[1]["error"]["message"]
