@@ -96,15 +96,15 @@ def main() -> None:
                 sys.stderr.write(f"hugind: error: {err.message}\n")
             sys.exit(err.exit_code)
         except Exception as exc:
-            if isinstance(exc, BrokenPipeError) and std_streams.stdout_reader_gone():
-                # stdout's reader left (``| head``): quiet, as any tool SIGPIPE ends
+            # stdout's reader left (``| head``: quiet, as any tool SIGPIPE ends), or a write
+            # to a standard stream failed (``--help > /dev/full``: the cause, no trace).
+            reader_left = isinstance(exc, BrokenPipeError) and std_streams.stdout_reader_gone()
+            if reader_left or (isinstance(exc, OSError) and exc.errno in OUTPUT_ERRNOS and exc.filename is None):
+                lost = std_streams.output_lost(exc)
                 std_streams.silence_stdout()
-                sys.exit(ExitCode.OUTPUT_CLOSED)
-            if isinstance(exc, OSError) and exc.errno in OUTPUT_ERRNOS and exc.filename is None:
-                # A write to a standard stream failed (``--help > /dev/full``): the cause, no trace.
-                std_streams.silence_stdout()
-                sys.stderr.write(f"hugind: error: cannot write the output: {exc.strerror}\n")
-                sys.exit(ExitCode.OUTPUT_FAILED)
+                if not lost.quiet:
+                    sys.stderr.write(f"hugind: error: {lost.message}\n")
+                sys.exit(lost.exit_code)
             import traceback
 
             traceback.print_exc()

@@ -81,6 +81,13 @@ class _Pending:
     watch: Watch | None = None  # supervised by the reader thread, not by a waiting caller
     worker: _Worker | None = None
 
+    def end(self, code: int | None) -> None:
+        """The command's whole tree is gone (``code`` None: no status was reported)."""
+        self.code = code
+        if self.watch is not None:
+            self.watch.exited(code, time.monotonic())
+        self.done.set()
+
 
 def _inside(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
@@ -304,10 +311,7 @@ class Zygote:
                 if not worker.sending:
                     worker.sock.close()
         if pending is not None:
-            pending.code = code
-            if pending.watch is not None:
-                pending.watch.exited(code, time.monotonic())
-            pending.done.set()
+            pending.end(code)
 
     def _gone(self) -> None:
         """The zygote stopped answering: kill its sandbox; its commands end with no status."""
@@ -321,11 +325,8 @@ class Zygote:
         self._forked = "the zygote is gone"
         self._fork_answer.set()
         self.kill()
-        now = time.monotonic()
         for pending in left.values():
-            if pending.watch is not None:
-                pending.watch.exited(None, now)
-            pending.done.set()
+            pending.end(None)
 
     def _deliver(self, watch: Watch) -> None:
         try:
@@ -391,40 +392,39 @@ class Zygote:
             fresh = worker is None
             if worker is None:
                 worker = self._new_worker(rlimits)
-            with self._lock:
-                if not self.alive or worker.gone:
-                    worker.sending = False
-                    self._close_if_gone(worker)
-                    raise ZygoteUnavailable("the zygote is gone")
-                worker.command = ident
-                pending.worker = worker
-                self._pending[ident] = pending
             try:
-                socket.send_fds(worker.sock, [data], [out_w, err_w])
-            except OSError as exc:  # it ended since it reported: the reader sees its end
                 with self._lock:
-                    self._pending.pop(ident, None)
-                    worker.command = None
-                    worker.gone = True
-                    worker.sending = False
-                    self._close_if_gone(worker)
-                if fresh:
-                    raise ZygoteUnavailable(f"a new worker refused the command: {exc.strerror}") from None
-                continue  # another idle one, or a new one
-            with self._lock:
-                worker.sending = False
-                self._close_if_gone(worker)
-            break
+                    if not self.alive or worker.gone:
+                        raise ZygoteUnavailable("the zygote is gone")
+                    worker.command = ident
+                    pending.worker = worker
+                    self._pending[ident] = pending
+                try:
+                    socket.send_fds(worker.sock, [data], [out_w, err_w])
+                except OSError as exc:  # it ended since it reported: the reader sees its end
+                    with self._lock:
+                        self._pending.pop(ident, None)
+                        worker.command = None
+                        worker.gone = True
+                    if fresh:
+                        raise ZygoteUnavailable(f"a new worker refused the command: {exc.strerror}") from None
+                    continue  # another idle one, or a new one
+                break
+            finally:
+                self._done_sending(worker)
         if watch is not None:
             watch.signal_tree = lambda sig: self.signal(worker.number, sig)
             watch.kill_sandbox = self.kill
             self._hand_over(watch)
         return Ticket(self, ident, pending)
 
-    def _close_if_gone(self, worker: _Worker) -> None:
-        """With the lock held: a worker the reader gave up while it was being written to."""
-        if worker.gone and worker.sock.fileno() not in self._workers and worker.sock.fileno() >= 0:
-            worker.sock.close()
+    def _done_sending(self, worker: _Worker) -> None:
+        """The end of a start()'s hold on ``worker``: if the reader gave it up meanwhile,
+        closing its socket was left to this thread."""
+        with self._lock:
+            worker.sending = False
+            if worker.gone and worker.sock.fileno() not in self._workers and worker.sock.fileno() >= 0:
+                worker.sock.close()
 
     def _idle_worker(self, rlimits: tuple[tuple[str, int], ...]) -> _Worker | None:
         with self._lock:

@@ -19,17 +19,18 @@ from __future__ import annotations
 
 import re
 
-# Every builtin of dash (the /bin/sh these machines run) and the reserved words: the shell
-# runs these itself, often differently from a program of that name (echo, printf, test, pwd,
-# kill), so they keep the shell. ``true`` and ``false`` are not here: their only effect is
-# their exit status, the same from the builtin and from the program.
+from hugind.policy.shell_parse import OPAQUE_KEYWORDS, PREFIX_KEYWORDS
+
+# Every builtin of dash (the /bin/sh these machines run) and the reserved words the parser
+# knows (and ``time``): the shell runs these itself, often differently from a program of that
+# name (echo, printf, test, pwd, kill), so they keep the shell. ``true`` and ``false`` are not
+# here: their only effect is their exit status, the same from the builtin and from the program.
 _DASH_BUILTINS = (
     ". : [ alias bg break cd chdir command continue echo eval exec exit export fc fg getopts hash "
     "jobs kill local printf pwd read readonly return set shift test times trap type ulimit umask "
     "unalias unset wait"
 )
-_RESERVED = "! { } case do done elif else esac fi for function if in select then time until while"
-SHELL_OWN_WORDS = frozenset(_DASH_BUILTINS.split() + _RESERVED.split())
+SHELL_OWN_WORDS = frozenset(_DASH_BUILTINS.split()) | PREFIX_KEYWORDS | OPAQUE_KEYWORDS | {"time"}
 _PLAIN = re.compile(r"[ \t]*[A-Za-z0-9_\-./,:=+@%^]+(?:[ \t]+[A-Za-z0-9_\-./,:=+@%^]+)*[ \t]*")
 
 
