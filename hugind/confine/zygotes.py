@@ -72,6 +72,10 @@ class _Worker:
     command: int | None = None  # the id of the command it runs
     sending: bool = False  # a start() is writing to it: only that thread may close it now
     gone: bool = False  # retired, or its socket ended: never given a command again
+    # A signal was asked for its command. The zygote acts on it when it reads it, which may
+    # be after the command ended: the worker is retired, not reused, so that the signal can
+    # never reach the next command.
+    signalled: bool = False
 
 
 @dataclass
@@ -300,7 +304,8 @@ class Zygote:
             pending = self._pending.pop(worker.command, None) if worker.command is not None else None
             worker.command = None
             code = code if reported else None
-            stays = reported and len(words) == 2 and not worker.gone  # "last": it leaves
+            # Reused only after a plain report ("last": it leaves), and never once signalled.
+            stays = reported and len(words) == 2 and not worker.gone and not worker.signalled
             idle = self._idle.setdefault(worker.rlimits, [])
             if stays and len(idle) < MAX_IDLE_WORKERS:
                 idle.append(worker)
@@ -413,7 +418,7 @@ class Zygote:
             finally:
                 self._done_sending(worker)
         if watch is not None:
-            watch.signal_tree = lambda sig: self.signal(worker.number, sig)
+            watch.signal_tree = lambda sig: self.signal(worker, ident, sig)
             watch.kill_sandbox = self.kill
             self._hand_over(watch)
         return Ticket(self, ident, pending)
@@ -472,10 +477,14 @@ class Zygote:
         watch.exited(None, time.monotonic())
         watch.finish()
 
-    def signal(self, worker: int, sig: str) -> None:
-        """ "term": SIGTERM to the tree of the command on ``worker``; "kill": SIGKILL to all
-        of it and to the worker."""
-        data = marshal.dumps({"op": "signal", "worker": worker, "sig": sig}, 4)
+    def signal(self, worker: _Worker, ident: int, sig: str) -> None:
+        """ "term": SIGTERM to the tree of command ``ident`` on ``worker``; "kill": SIGKILL to
+        all of it and to the worker. Nothing once that command has ended there."""
+        with self._lock:
+            if worker.command != ident:
+                return
+            worker.signalled = True
+        data = marshal.dumps({"op": "signal", "worker": worker.number, "sig": sig}, 4)
         with contextlib.suppress(OSError):
             self.sock.send(data)
 
@@ -501,7 +510,7 @@ class Ticket:
 
     def signal(self, sig: str) -> None:
         if self.pending.worker is not None:
-            self.zygote.signal(self.pending.worker.number, sig)
+            self.zygote.signal(self.pending.worker, self.ident, sig)
 
 
 def _holds(view: View, plan: ChildPlan) -> bool:

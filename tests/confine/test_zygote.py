@@ -201,3 +201,27 @@ def test_a_command_never_goes_to_a_worker_that_is_leaving(agent, zygote, tmp_pat
             thread.join()
         assert after == (0, "after\n", "")
         assert {i: results[i] for i in range(10)} == {i: (0, f"{i}\n", "") for i in range(10)}
+
+
+def test_a_signal_for_a_command_that_ended_never_reaches_the_next_one(agent, zygote, tmp_path):
+    """Workers are reused: a signal asked for a command after it ended (or read late by the
+    zygote) must not stop the command its worker runs next."""
+    root = str(tmp_path / "agent")
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    try:
+        first = zygote.start(plan_child(agent, ("/bin/true",), root, {}), out_w, err_w)
+    finally:
+        os.close(out_w)
+        os.close(err_w)
+    os.close(out_r)
+    os.close(err_r)
+    assert first.wait(20) and first.code == 0
+    results: list[tuple[int | None, str, str]] = []
+    sleeper = plan_child(agent, ("/bin/sh", "-c", "sleep 0.5; echo ok"), root, {})
+    second = threading.Thread(target=lambda: results.append(_run(zygote, sleeper)))
+    second.start()
+    time.sleep(0.2)  # the second command runs on the first one's worker by now
+    first.signal("kill")
+    second.join()
+    assert results == [(0, "ok\n", "")]
