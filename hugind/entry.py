@@ -14,15 +14,15 @@ import gc
 import os
 import sys
 
-from hugind import process_end, std_streams
-from hugind.errors import ExitCode, HugindError
-
 # Errors of a write that no retry fixes: a full disk or quota, a file too large, a dead device.
 OUTPUT_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
 
 
 def _dispatch(argv: list[str]) -> int | None:
     """The exit code of a run the quick parser read; None after any other command."""
+    from hugind import std_streams
+    from hugind.errors import ExitCode
+
     gc.disable()  # until the start-up imports are done: see _started
     from hugind.cli_quick import parse_run
 
@@ -67,6 +67,9 @@ def _started() -> None:
 def _refuse_closed_streams() -> None:
     """Closed standard descriptors get ``/dev/null`` before any file is opened (std_streams.py);
     a run whose stdout or stderr was closed is refused, since nothing it said could be seen."""
+    from hugind import std_streams
+    from hugind.errors import ExitCode
+
     closed = std_streams.fill_closed()
     if "standard input" in closed:
         sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process's stdin, kept to the end
@@ -81,6 +84,21 @@ def _refuse_closed_streams() -> None:
 
 
 def main() -> None:
+    """The ``hugind`` executable: a run a warm server takes (hugind/warm) ends here with
+    its child's status; anything else runs in this process."""
+    from hugind.warm.client import attempt
+
+    served = attempt(sys.argv)
+    if served is not None:
+        os._exit(served)
+    main_here()
+
+
+def main_here() -> None:
+    """The command line, run in this process (a warm server's child calls this too)."""
+    from hugind import process_end, std_streams
+    from hugind.errors import ExitCode, HugindError
+
     code: int | str | None = 0
     quick_code: int | None = None  # a quick run's: nothing is left but the exit
     try:

@@ -23,6 +23,20 @@ def _private_hugind_home(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ.setdefault("HUGIND_HOME", str(tmp_path_factory.mktemp("hugind-home")))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _suite_warm_servers():
+    """``hugind run`` subprocesses are served by warm servers (hugind/warm), as a user's
+    are: the whole suite checks that a warm run behaves as a cold one. The suite keeps its
+    servers apart from any other (a key of its own), and ends them when it ends."""
+    key = f"pytest-{os.getpid()}"
+    os.environ.setdefault("HUGIND_WARM_KEY", key)
+    os.environ.setdefault("HUGIND_WARM_IDLE", "60")
+    yield
+    from tests.support.warm import end_servers
+
+    end_servers(os.environ["HUGIND_WARM_KEY"])
+
+
 @dataclass
 class CliResult:
     code: int

@@ -632,8 +632,14 @@ def test_the_zygote_dies_with_the_run(agent_dir, mode):
     body = f"await run_command('true'); await run_command({js(f'sleep {mark}')}); return 'done';"
     (root / "main.js").write_text(probe_source(body))
     write_manifest(root, {"shell": {"allow": True, "whitelist": ["true", "sleep"], "timeout": 2}})
+    # cold: the run's process tree must be this process's (a warm run's is its server's)
+    env = {**os.environ, "HUGIND_WARM": "0"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "hugind", "run", str(root)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        [sys.executable, "-m", "hugind", "run", str(root)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
     )
     try:
         assert wait_present(mark, within=30, program="sleep"), "the command never started"

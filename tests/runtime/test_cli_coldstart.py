@@ -7,6 +7,7 @@ ratios): the guard is which modules a real ``hugind run`` process has loaded.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -100,6 +101,7 @@ def _probe(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], dict]:
         text=True,
         cwd=REPO,
         timeout=120,
+        env={**os.environ, "HUGIND_WARM": "0"},  # the probe watches this process: a cold run
     )
     marker = [line for line in proc.stderr.splitlines() if line.startswith("PROBE ")]
     assert marker, proc.stderr

@@ -4,6 +4,7 @@ and hands Typer every command line it is not certain of."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from dataclasses import fields
@@ -124,7 +125,12 @@ main()
 
 def _probe(argv: list[str]) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     proc = subprocess.run(
-        [sys.executable, "-c", _PROBE, json.dumps(argv)], capture_output=True, text=True, cwd=REPO, timeout=120
+        [sys.executable, "-c", _PROBE, json.dumps(argv)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+        env={**os.environ, "HUGIND_WARM": "0"},  # the probe watches this process: a cold run
     )
     marker = [line for line in proc.stderr.splitlines() if line.startswith("PROBE ")]
     assert marker, proc.stderr

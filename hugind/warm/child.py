@@ -1,0 +1,157 @@
+"""What a child forked by the warm server does to become the client's ``hugind run``.
+
+It takes on everything of the client that a fork does not give it: the
+client's standard streams, working directory, umask, argv and environment;
+then runs the ``hugind`` executable's own main, and ends the way the
+interpreter would have ended that process. Everything that confines the
+client (namespaces, cgroup, credentials, limits, ...) was checked equal to
+the server's before the fork (``peer.py``), so the child has it already.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import io
+import os
+import signal
+import socket
+import sys
+import time
+from dataclasses import dataclass
+from typing import NoReturn
+
+PR_SET_PDEATHSIG = 1
+_LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, in the server
+# What a fresh interpreter leaves ignored (the rest it leaves at their defaults).
+_IGNORED_AT_START = (signal.SIGPIPE, signal.SIGXFSZ)
+_RESET = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGUSR1, signal.SIGUSR2, signal.SIGCHLD)
+
+
+@dataclass
+class Request:
+    argv: list[bytes]
+    env: list[bytes]
+    umask: int
+    main_package: str  # __main__'s: "hugind" for ``python -m hugind``, "" for the script
+
+
+def become(server: int, sockets: list[socket.socket], fds: list[int], request: Request) -> NoReturn:
+    try:
+        _tie_to(server)
+        os.setsid()
+        for sock in sockets:
+            sock.detach()  # the descriptors go below; the objects must not close them again later
+        cwd, *stdio = fds
+        for target, fd in enumerate(stdio):
+            os.dup2(fd, target)
+        os.fchdir(cwd)
+        os.closerange(3, _max_fd())
+        os.umask(request.umask)
+        _signals()
+        _environment(request.env)
+        sys.argv = [os.fsdecode(a) for a in request.argv]
+        sys.modules["__main__"].__package__ = request.main_package or None
+        _standard_streams()
+    except BaseException as err:
+        os.write(2, f"hugind: error: the warm server could not start the run: {err}\n".encode())
+        os._exit(70)
+    os._exit(_run())
+
+
+def _tie_to(server: int) -> None:
+    """The child dies with the server (whose end the client can report), never outlives it."""
+    _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != server:  # the server died before prctl took effect
+        os._exit(70)
+
+
+def _max_fd() -> int:
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    return soft if soft != resource.RLIM_INFINITY else 1 << 20
+
+
+def _signals() -> None:
+    signal.set_wakeup_fd(-1)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    for sig in _RESET:
+        signal.signal(sig, signal.SIG_DFL)
+    for sig in _IGNORED_AT_START:
+        signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+
+
+def _environment(env: list[bytes]) -> None:
+    os.environ.clear()
+    for entry in env:
+        name, sep, value = entry.partition(b"=")
+        if sep and name:
+            os.environb[name] = value
+    time.tzset()  # time's zone was read from the server's TZ at import
+
+
+def _standard_streams() -> None:
+    """New text streams on descriptors 0-2, as the interpreter makes them at start: the
+    server's were made for /dev/null (block-buffered, seekable), the client's may be a
+    terminal or a pipe."""
+    buffered = not getattr(sys.stdout, "write_through", False)
+    made = []
+    for fd, name, old in ((0, "<stdin>", sys.stdin), (1, "<stdout>", sys.stdout), (2, "<stderr>", sys.stderr)):
+        writing = fd != 0
+        raw = io.FileIO(fd, "wb" if writing else "rb", closefd=False)
+        raw.name = name  # type: ignore[misc]
+        if writing and not buffered:
+            buf: io.RawIOBase | io.BufferedIOBase = raw
+        else:
+            buf = io.BufferedWriter(raw) if writing else io.BufferedReader(raw)
+        line_buffering = buffered and writing and (fd == 2 or raw.isatty())
+        stream = io.TextIOWrapper(
+            buf,
+            encoding=getattr(old, "encoding", None),
+            errors=getattr(old, "errors", None),
+            newline="\n",
+            line_buffering=line_buffering,
+            write_through=not buffered,
+        )
+        stream.mode = "w" if writing else "r"  # type: ignore[misc]
+        made.append(stream)
+    sys.stdin, sys.stdout, sys.stderr = made
+    sys.__stdin__, sys.__stdout__, sys.__stderr__ = made
+
+
+def _run() -> int:
+    """Run the command as the executable would, then end as interpreter shutdown would:
+    non-daemon threads joined, atexit handlers run, the streams flushed."""
+    from hugind import entry
+
+    status = 0
+    try:
+        entry.main_here()
+    except SystemExit as stop:
+        status = _exit_status(stop.code)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        status = 1
+    import atexit
+    import threading
+
+    threading._shutdown()  # type: ignore[attr-defined]  # what Py_Finalize does first
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            status = status or 120  # the interpreter's status for a failed final flush
+    return status
+
+
+def _exit_status(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    sys.stderr.write(f"{code}\n")
+    return 1

@@ -1,0 +1,52 @@
+"""Starting a warm server for the runs to come, from a run that found none.
+
+The server is detached (a session of its own, standard streams on
+``/dev/null``, working directory ``/``) and does not outlive its idle time.
+It gets the interpreter, flags and ``sys.path`` of the client, so that it
+computes the same key and imports the same code, and of the environment only
+what the key covers, plus ``PATH`` and ``HOME``: a run's own environment,
+secrets included, reaches only that run's child.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+
+from hugind.warm.key import interpreter_environment
+
+# Python that puts the client's sys.path in place before hugind is imported.
+_BOOT = (
+    "import json, os, sys; sys.path[:] = json.loads(os.environ.pop('HUGIND_WARM_SYS_PATH')); "
+    "from hugind.warm.server import main; main(sys.argv[1])"
+)
+
+
+def start_server(key: str) -> None:
+    """Start a server for ``key`` in the background; any failure only means no warm start."""
+    import json
+    import signal
+    import subprocess
+
+    env = interpreter_environment(os.environ)
+    for name in ("PATH", "HOME", "HUGIND_WARM_IDLE"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    env["HUGIND_WARM_SYS_PATH"] = json.dumps(sys.path)
+    argv = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", _BOOT, key]
+    # posix_spawn, not Popen: nothing to reap or warn about when this process ends first.
+    null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
+    log = os.environ.get("HUGIND_WARM_LOG")  # the server's own errors, for whoever debugs it
+    if log:
+        null[2] = (os.POSIX_SPAWN_OPEN, 2, log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with contextlib.suppress(OSError, ValueError):
+        os.posix_spawn(
+            sys.executable,
+            argv,
+            env,
+            file_actions=null,
+            setsid=True,
+            setsigmask=(),
+            setsigdef=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD),
+        )

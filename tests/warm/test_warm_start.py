@@ -1,0 +1,474 @@
+"""Warm start (hugind/warm): a run served by a warm server is the run a cold one would be,
+and the warm path is no road out of the caller's confinement.
+
+Every test runs the real ``hugind`` executable in a subprocess, with a warm key of its
+own (so a server of another test, a benchmark or a shell is never used) and
+``HUGIND_WARM_TRACE=1`` (each run says on stderr how it was served). Servers started
+here are ended at the end of each test.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from hugind.warm import client, peer, wire
+from hugind.warm import key as warm_key
+from tests.support.warm import end_servers, servers
+
+REPO = Path(__file__).resolve().parents[2]
+TRACE = "hugind: warm: "
+SERVED = TRACE + "served by a warm server"
+ECHO = """
+function readAll() {
+  const chunks = []; let total = 0;
+  for (;;) {
+    const buf = new Uint8Array(4096);
+    const n = Javy.IO.readSync(0, buf);
+    if (n === 0) break;
+    chunks.push(buf.subarray(0, n)); total += n;
+  }
+  const all = new Uint8Array(total); let off = 0;
+  for (const c of chunks) { all.set(c, off); off += c.length; }
+  return new TextDecoder().decode(all);
+}
+export default (input) => ({args: input.args, stdin: readAll(), env: input.meta.env});
+"""
+SLEEPER = "export default async () => { await new Promise((r) => setTimeout(r, 60000)); return 1; };"
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(p) for p in f.read().split()]
+    except OSError:
+        return []
+
+
+@pytest.fixture
+def warm(tmp_path: Path):
+    """Run ``hugind`` with a warm key of this test's own; end its servers afterwards."""
+    key = f"test-{uuid.uuid4().hex[:12]}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HUGIND_WARM")}
+    env.update(HUGIND_WARM_KEY=key, HUGIND_WARM_TRACE="1", HUGIND_WARM_IDLE="30")
+
+    class Warm:
+        def __init__(self) -> None:
+            self.key = key
+            self.env = env
+
+        def run(self, *args: str, stdin: bytes = b"", cwd: Path = REPO, **extra: str) -> subprocess.CompletedProcess:
+            return subprocess.run(
+                [sys.executable, "-m", "hugind", *args],
+                input=stdin,
+                capture_output=True,
+                env={**env, **extra},
+                cwd=cwd,
+                timeout=120,
+            )
+
+        def start_server(self, *args: str, cwd: Path = REPO) -> None:
+            """A first run (cold) starts the server; wait until a run is served."""
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                proc = self.run(*args, cwd=cwd)
+                if SERVED.encode() in proc.stderr:
+                    return
+                time.sleep(0.2)
+            raise AssertionError("no warm server came up")
+
+        def servers(self) -> list[int]:
+            return servers(key)
+
+    yield Warm()
+    end_servers(key)
+
+
+def _untraced(stderr: bytes) -> bytes:
+    return b"".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(TRACE.encode()))
+
+
+def _both(warm, *args: str, stdin: bytes = b"", cwd: Path = REPO) -> tuple:
+    hot = warm.run(*args, stdin=stdin, cwd=cwd)
+    cold = warm.run(*args, stdin=stdin, cwd=cwd, HUGIND_WARM="0")
+    assert SERVED.encode() in hot.stderr, hot.stderr
+    assert TRACE.encode() not in cold.stderr
+    return hot, cold
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("run", "examples/hello", "--", "world"),
+        ("run", "examples/hello", "--json", "--", "two words", "--flag"),
+        ("run", "examples/does-not-exist"),  # a usage error: exit 2 and its message
+        ("run", "examples/hello", "--fuel", "1000"),  # the engine runs out of fuel
+        ("run", "--help"),  # not the quick path: Typer's help, in the child
+        ("run", "examples/hello", "--timeout", "-1"),  # Typer's own usage error
+    ],
+)
+def test_a_warm_run_is_byte_identical_to_a_cold_one(warm, args):
+    warm.start_server("run", "examples/hello")
+    hot, cold = _both(warm, *args)
+    assert (hot.returncode, hot.stdout, _untraced(hot.stderr)) == (cold.returncode, cold.stdout, cold.stderr)
+
+
+def test_the_child_takes_the_clients_stdin_argv_env_and_directory(warm, tmp_path):
+    agent = tmp_path / "echo"
+    agent.mkdir()
+    (agent / "main.js").write_text(ECHO)
+    (agent / "agent.yaml").write_text("name: echo\nentry_point: main.js\nenv: [WARM_TEST_TOKEN]\n")
+    warm.start_server("run", "echo", cwd=tmp_path)  # python -m puts the directory on sys.path: a key of its own
+    stdin = "ünïcode\n".encode() * 5000  # larger than a pipe's buffer
+    hot = warm.run("run", "echo", "--", "a b", "--x", stdin=stdin, cwd=tmp_path, WARM_TEST_TOKEN="t-1")
+    assert SERVED.encode() in hot.stderr, hot.stderr
+    assert hot.returncode == 0, hot.stderr
+    assert json.loads(hot.stdout) == {
+        "args": ["a b", "--x"],
+        "stdin": stdin.decode(),
+        "env": {"WARM_TEST_TOKEN": "t-1"},
+    }
+
+
+def test_a_runs_environment_never_reaches_the_server(warm):
+    warm.start_server("run", "examples/hello")
+    hot = warm.run("run", "examples/hello", WARM_TEST_SECRET="s3cr3t-value")
+    assert SERVED.encode() in hot.stderr
+    (server,) = warm.servers()
+    with open(f"/proc/{server}/environ", "rb") as f:
+        environ = f.read()
+    assert b"s3cr3t-value" not in environ
+    assert b"WARM_TEST_SECRET" not in environ
+
+
+def _interrupt(warm, sig: int, tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    script = tmp_path / "sleeper.js"
+    script.write_text(SLEEPER)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hugind", "run", str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=REPO,
+    )
+    time.sleep(1.5)  # started, and inside the agent's wait
+    proc.send_signal(sig)
+    out, err = proc.communicate(timeout=30)
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_signal_to_the_client_ends_the_run_as_it_ends_a_cold_one(warm, tmp_path, sig):
+    warm.start_server("run", "examples/hello")
+    hot = _interrupt(warm, sig, tmp_path, warm.env)
+    cold = _interrupt(warm, sig, tmp_path, {**warm.env, "HUGIND_WARM": "0"})
+    assert SERVED.encode() in hot.stderr, hot.stderr
+    assert (hot.returncode, hot.stdout, _untraced(hot.stderr)) == (cold.returncode, cold.stdout, cold.stderr)
+    assert hot.returncode == (130 if sig == signal.SIGINT else -signal.SIGTERM)
+
+
+def test_a_killed_client_takes_its_run_with_it(warm, tmp_path):
+    warm.start_server("run", "examples/hello")
+    (server,) = warm.servers()
+    script = tmp_path / "sleeper.js"
+    script.write_text(SLEEPER)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hugind", "run", str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=warm.env,
+        cwd=REPO,
+    )
+    deadline = time.monotonic() + 20
+    while not _children(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (child,) = _children(server)
+    proc.kill()
+    proc.communicate(timeout=10)
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{child}")
+
+
+def test_a_client_whose_limits_differ_runs_cold(warm):
+    import resource
+
+    warm.start_server("run", "examples/hello")
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+
+    def lower() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 512), min(hard, 512)))
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "hugind", "run", "examples/hello"],
+        capture_output=True,
+        env=warm.env,
+        cwd=REPO,
+        preexec_fn=lower,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert b"limits differs" in proc.stderr
+    assert SERVED.encode() not in proc.stderr
+
+
+def _landlocked() -> None:
+    """A Landlock domain that handles TCP connects and nothing else, applied without
+    no_new_privs (root may): everything /proc shows stays the server's, only the domain differs."""
+    from hugind.confine import landlock
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = landlock._RulesetAttr()
+    attr.handled_access_net = landlock.NET_CONNECT_TCP
+    fd = libc.syscall(landlock.SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.sizeof(attr), 0)
+    if fd < 0 or libc.syscall(landlock.SYS_RESTRICT_SELF, fd, 0) != 0:
+        os._exit(99)
+
+
+def _landlock_without_nnp_possible() -> bool:
+    from hugind.confine import landlock
+
+    return os.geteuid() == 0 and landlock.abi_version() >= 4
+
+
+@pytest.mark.skipif(not _landlock_without_nnp_possible(), reason="needs root and Landlock ABI >= 4")
+def test_a_client_in_a_landlock_domain_is_not_served(warm):
+    warm.start_server("run", "examples/hello")
+    proc = subprocess.run(
+        [sys.executable, "-m", "hugind", "run", "examples/hello", "--", "world"],
+        capture_output=True,
+        env=warm.env,
+        cwd=REPO,
+        preexec_fn=_landlocked,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert SERVED.encode() not in proc.stderr
+    assert b"Permission denied" in proc.stderr  # it could not inspect the server: no ptrace access
+
+
+@pytest.mark.skipif(not _landlock_without_nnp_possible(), reason="needs root and Landlock ABI >= 4")
+def test_a_server_in_a_landlock_domain_serves_no_one(warm):
+    """A server started inside a domain (as a confined command could try to) refuses a client
+    outside it: it cannot open the client's proof file."""
+    code = (
+        "import sys; sys.path[:] = " + repr([str(REPO), *sys.path[1:]]) + "\n"
+        "from hugind.warm.server import main; main(sys.argv[1])"
+    )
+    probe = warm.run("run", "examples/hello")  # cold: no server yet; learn the key the client computes
+    assert b"no server" in probe.stderr
+    time.sleep(1)
+    for pid in warm.servers():  # the one that run started: replaced by a landlocked one
+        os.kill(pid, signal.SIGKILL)
+    time.sleep(0.2)
+    key = _client_key(warm)
+    server = subprocess.Popen([sys.executable, "-c", code, key], env=warm.env, preexec_fn=_landlocked, cwd="/")
+    try:
+        time.sleep(3)  # its imports
+        proc = warm.run("run", "examples/hello", "--", "world")
+        assert proc.returncode == 0, proc.stderr
+        assert SERVED.encode() not in proc.stderr
+        assert b"cold" in proc.stderr
+    finally:
+        server.kill()
+        server.wait()
+
+
+def _client_key(warm) -> str:
+    """The key ``python -m hugind`` computes in REPO with warm's environment."""
+    code = (
+        "import os, sys; sys.path[0] = os.getcwd(); import hugind; from hugind.warm import key; "
+        "print(key.compute(os.path.dirname(hugind.__file__)))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, env=warm.env, cwd=REPO, check=True)
+    return out.stdout.decode().strip()
+
+
+def test_an_impostor_that_cannot_prove_itself_gets_nothing(warm):
+    """Something else bound the server's name (as a confined command could): it answers the
+    hello with a file that is not the client's. The client runs cold and never sends its
+    request (argv, environment, descriptors)."""
+    key = _client_key(warm)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(warm_key.address(key))
+    listener.listen(1)
+    received: list[list[bytes]] = []
+
+    import threading
+
+    def impostor() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            received.append(wire.receive(conn)[0])
+            fake = os.memfd_create("not-the-clients")
+            wire.send(conn, [b"proof", b"3"], [fake])
+            os.close(fake)
+            conn.settimeout(5)
+            with contextlib.suppress(OSError):
+                received.append(wire.receive(conn)[0])
+
+    thread = threading.Thread(target=impostor)
+    thread.start()
+    try:
+        proc = warm.run("run", "examples/hello", "--", "world", WARM_TEST_SECRET="never-sent")
+        thread.join(10)
+    finally:
+        listener.close()
+    assert proc.returncode == 0, proc.stderr
+    assert b"Hello, world!" in proc.stdout
+    assert b"cold" in proc.stderr and SERVED.encode() not in proc.stderr
+    assert received[0][0] == b"hello"
+    assert all(not fields or fields[0] != b"run" for fields in received[1:])
+    assert not any(b"never-sent" in field for fields in received for field in fields)
+
+
+def test_a_server_whose_code_changed_refuses_and_is_replaced(warm, tmp_path):
+    """A directory on sys.path changing (an install, an upgrade) makes the server stale."""
+    extra = tmp_path / "site"
+    extra.mkdir()
+    env = {"PYTHONPATH": f"{REPO}{os.pathsep}{extra}"}
+    deadline = time.monotonic() + 30
+    while SERVED.encode() not in warm.run("run", "examples/hello", **env).stderr:
+        assert time.monotonic() < deadline, "no warm server came up"
+        time.sleep(0.2)
+    (extra / "newly_installed.py").write_text("")
+    stale = warm.run("run", "examples/hello", "--", "world", **env)
+    assert stale.returncode == 0 and b"Hello, world!" in stale.stdout
+    assert b"stale" in stale.stderr, stale.stderr
+    deadline = time.monotonic() + 30
+    while SERVED.encode() not in warm.run("run", "examples/hello", **env).stderr:
+        assert time.monotonic() < deadline, "no fresh server came up"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize(
+    ("argv", "environ", "expected"),
+    [
+        (["hugind", "run", "a"], {}, True),
+        (["hugind", "run", "a"], {"HUGIND_WARM": "0"}, False),
+        (["hugind", "run", "a"], {"HUGIND_WARM": "off"}, False),
+        (["hugind", "run", "--strict", "a"], {}, False),
+        (["hugind", "run", "a", "--", "--strict"], {}, True),  # the agent's argument, not the option
+        (["hugind", "check", "a"], {}, False),
+        (["hugind"], {}, False),
+    ],
+)
+def test_which_command_lines_may_be_served_warm(argv, environ, expected):
+    assert client.wanted(argv, environ) is expected
+
+
+def test_a_peer_in_the_same_process_context_matches_and_a_traced_one_does_not():
+    mine = peer.context("self")
+    peer.compare(mine, peer.context(os.getpid()))
+    traced = {**mine, "TracerPid": "4242"}
+    with pytest.raises(peer.Mismatch, match="traced"):
+        peer.compare(mine, traced)
+    for name in ("ns:net", "ns:user", "ns:mnt", "cgroup", "NoNewPrivs", "Seccomp_filters", "CapEff", "limits"):
+        with pytest.raises(peer.Mismatch, match=name):
+            peer.compare(mine, {**mine, name: "other"})
+
+
+def test_a_proof_is_this_connections_file_and_no_other():
+    mine, other = peer.proof_file(), peer.proof_file()
+    try:
+        reopened = peer.prove(os.getpid(), mine)
+        try:
+            peer.verify(mine, reopened)
+            with pytest.raises(peer.Mismatch):
+                peer.verify(other, reopened)
+        finally:
+            os.close(reopened)
+    finally:
+        os.close(mine)
+        os.close(other)
+
+
+def _state(pid: int) -> str:
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def _wait_for_state(pid: int, wanted: str) -> str:
+    deadline = time.monotonic() + 10
+    state = _state(pid)
+    while state != wanted and time.monotonic() < deadline:
+        time.sleep(0.05)
+        state = _state(pid)
+    return state
+
+
+def test_ctrl_z_stops_the_run_with_its_client_and_fg_continues_both(warm, tmp_path):
+    warm.start_server("run", "examples/hello")
+    (server,) = warm.servers()
+    script = tmp_path / "sleeper.js"
+    script.write_text(SLEEPER)
+    # a process group of its own in this session: not orphaned, so SIGTSTP stops it as a shell's job
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hugind", "run", str(script)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=warm.env,
+        cwd=REPO,
+        process_group=0,
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not _children(server) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (child,) = _children(server)
+        time.sleep(0.5)  # the client is past its handshake, waiting
+        proc.send_signal(signal.SIGTSTP)
+        assert _wait_for_state(proc.pid, "T") == "T"
+        assert _wait_for_state(child, "T") == "T"
+        proc.send_signal(signal.SIGCONT)
+        assert _wait_for_state(child, "S") in "SR"
+        assert _state(proc.pid) in "SR"
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+    finally:
+        proc.kill()
+
+
+def test_a_reader_that_leaves_ends_a_warm_run_as_a_cold_one(warm, tmp_path):
+    """`hugind run agent | head -c 1`: the run ends quietly with 141 either way."""
+    script = tmp_path / "chatty.js"
+    script.write_text("export default () => { for (let i = 0; i < 200000; i++) print('line ' + i); return 1; };")
+    warm.start_server("run", "examples/hello")
+    results = []
+    for extra in ({}, {"HUGIND_WARM": "0"}):
+        env = {**warm.env, **extra}
+        line = f"{sys.executable} -m hugind run {script} | head -c 1 >/dev/null; echo ${{PIPESTATUS[0]}}"
+        out = subprocess.run(["bash", "-c", line], capture_output=True, env=env, cwd=REPO, timeout=60)
+        results.append((out.stdout, _untraced(out.stderr)))
+        assert (SERVED.encode() in out.stderr) is not extra, out.stderr
+    assert results[0] == results[1]
+    assert results[0][0] == b"141\n"
+
+
+def test_a_proof_never_opens_a_fifo_or_a_device(tmp_path):
+    """A peer names the descriptor to open: a FIFO with no writer would block the server
+    forever, a device could do anything on open. Both are refused at once."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    null = os.open(os.devnull, os.O_RDONLY)
+    try:
+        for fd in (reader, null):
+            with pytest.raises(peer.Mismatch, match="not a file"):
+                peer.prove(os.getpid(), fd)
+    finally:
+        os.close(reader)
+        os.close(null)
