@@ -654,3 +654,36 @@ def test_the_zygote_dies_with_the_run(agent_dir, mode):
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+# --- warm start (hugind/warm): a command cannot reach a warm server's abstract socket
+
+REACH_ABSTRACT = """
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+try:
+    s.connect(b"\\0" + sys.argv[1].encode())
+    print("connected")
+except OSError as err:
+    print("refused", err.errno)
+"""
+
+
+def test_a_command_cannot_reach_a_warm_servers_socket(attack, mode):
+    """A warm server listens on an abstract socket in hugind's network namespace. A command
+    in bubblewrap has a namespace of its own; one under the launcher is scoped by Landlock.
+    (Were it reached, the server would still refuse it: tests/warm.)"""
+    import socket as sockets
+
+    name = f"hugind-warm-redteam-{os.getpid()}"
+    listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_SEQPACKET)
+    listener.bind(b"\0" + name.encode())
+    listener.listen(4)
+    try:
+        probe = sockets.socket(sockets.AF_UNIX, sockets.SOCK_SEQPACKET)
+        probe.connect(b"\0" + name.encode())  # reachable from here: the attack is meaningful
+        probe.close()
+        result = _python_result(attack, REACH_ABSTRACT, name)
+    finally:
+        listener.close()
+    assert result["stdout"].startswith("refused"), result
