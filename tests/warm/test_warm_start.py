@@ -68,7 +68,9 @@ def warm(tmp_path: Path):
             self.key = key
             self.env = env
 
-        def run(self, *args: str, stdin: bytes = b"", cwd: Path = REPO, **extra: str) -> subprocess.CompletedProcess:
+        def run(
+            self, *args: str, stdin: bytes = b"", cwd: Path = REPO, preexec_fn=None, **extra: str
+        ) -> subprocess.CompletedProcess:
             return subprocess.run(
                 [sys.executable, "-m", "hugind", *args],
                 input=stdin,
@@ -76,6 +78,7 @@ def warm(tmp_path: Path):
                 env={**env, **extra},
                 cwd=cwd,
                 timeout=120,
+                preexec_fn=preexec_fn,
             )
 
         def start_server(self, *args: str, cwd: Path = REPO) -> None:
@@ -152,16 +155,31 @@ def test_a_runs_environment_never_reaches_the_server(warm):
     assert b"WARM_TEST_SECRET" not in environ
 
 
-def _interrupt(warm, sig: int, tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+def _sleeping_run(tmp_path: Path, env: dict[str, str], **popen) -> subprocess.Popen:
+    """A run whose agent waits a minute: there is time to signal it."""
     script = tmp_path / "sleeper.js"
     script.write_text(SLEEPER)
-    proc = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "hugind", "run", str(script)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env=env,
         cwd=REPO,
+        **popen,
     )
+
+
+def _child_of(server: int) -> int:
+    """The one run the server has forked, once it has."""
+    deadline = time.monotonic() + 20
+    while not _children(server) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (child,) = _children(server)
+    return child
+
+
+def _interrupt(sig: int, tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    proc = _sleeping_run(tmp_path, env)
     time.sleep(1.5)  # started, and inside the agent's wait
     proc.send_signal(sig)
     out, err = proc.communicate(timeout=30)
@@ -171,8 +189,8 @@ def _interrupt(warm, sig: int, tmp_path: Path, env: dict[str, str]) -> subproces
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_a_signal_to_the_client_ends_the_run_as_it_ends_a_cold_one(warm, tmp_path, sig):
     warm.start_server("run", "examples/hello")
-    hot = _interrupt(warm, sig, tmp_path, warm.env)
-    cold = _interrupt(warm, sig, tmp_path, {**warm.env, "HUGIND_WARM": "0"})
+    hot = _interrupt(sig, tmp_path, warm.env)
+    cold = _interrupt(sig, tmp_path, {**warm.env, "HUGIND_WARM": "0"})
     assert SERVED.encode() in hot.stderr, hot.stderr
     assert (hot.returncode, hot.stdout, _untraced(hot.stderr)) == (cold.returncode, cold.stdout, cold.stderr)
     assert hot.returncode == (130 if sig == signal.SIGINT else -signal.SIGTERM)
@@ -181,19 +199,8 @@ def test_a_signal_to_the_client_ends_the_run_as_it_ends_a_cold_one(warm, tmp_pat
 def test_a_killed_client_takes_its_run_with_it(warm, tmp_path):
     warm.start_server("run", "examples/hello")
     (server,) = warm.servers()
-    script = tmp_path / "sleeper.js"
-    script.write_text(SLEEPER)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hugind", "run", str(script)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=warm.env,
-        cwd=REPO,
-    )
-    deadline = time.monotonic() + 20
-    while not _children(server) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    (child,) = _children(server)
+    proc = _sleeping_run(tmp_path, warm.env)
+    child = _child_of(server)
     proc.kill()
     proc.communicate(timeout=10)
     deadline = time.monotonic() + 10
@@ -211,14 +218,7 @@ def test_a_client_whose_limits_differ_runs_cold(warm):
     def lower() -> None:
         resource.setrlimit(resource.RLIMIT_NOFILE, (min(soft, 512), min(hard, 512)))
 
-    proc = subprocess.run(
-        [sys.executable, "-m", "hugind", "run", "examples/hello"],
-        capture_output=True,
-        env=warm.env,
-        cwd=REPO,
-        preexec_fn=lower,
-        timeout=60,
-    )
+    proc = warm.run("run", "examples/hello", preexec_fn=lower)
     assert proc.returncode == 0, proc.stderr
     assert b"limits differs" in proc.stderr
     assert SERVED.encode() not in proc.stderr
@@ -246,14 +246,7 @@ def _landlock_without_nnp_possible() -> bool:
 @pytest.mark.skipif(not _landlock_without_nnp_possible(), reason="needs root and Landlock ABI >= 4")
 def test_a_client_in_a_landlock_domain_is_not_served(warm):
     warm.start_server("run", "examples/hello")
-    proc = subprocess.run(
-        [sys.executable, "-m", "hugind", "run", "examples/hello", "--", "world"],
-        capture_output=True,
-        env=warm.env,
-        cwd=REPO,
-        preexec_fn=_landlocked,
-        timeout=60,
-    )
+    proc = warm.run("run", "examples/hello", "--", "world", preexec_fn=_landlocked)
     assert proc.returncode == 0, proc.stderr
     assert SERVED.encode() not in proc.stderr
     assert b"Permission denied" in proc.stderr  # it could not inspect the server: no ptrace access
@@ -412,22 +405,10 @@ def _wait_for_state(pid: int, wanted: str) -> str:
 def test_ctrl_z_stops_the_run_with_its_client_and_fg_continues_both(warm, tmp_path):
     warm.start_server("run", "examples/hello")
     (server,) = warm.servers()
-    script = tmp_path / "sleeper.js"
-    script.write_text(SLEEPER)
     # a process group of its own in this session: not orphaned, so SIGTSTP stops it as a shell's job
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "hugind", "run", str(script)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=warm.env,
-        cwd=REPO,
-        process_group=0,
-    )
+    proc = _sleeping_run(tmp_path, warm.env, process_group=0)
     try:
-        deadline = time.monotonic() + 20
-        while not _children(server) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        (child,) = _children(server)
+        child = _child_of(server)
         time.sleep(0.5)  # the client is past its handshake, waiting
         proc.send_signal(signal.SIGTSTP)
         assert _wait_for_state(proc.pid, "T") == "T"
