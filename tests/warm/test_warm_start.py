@@ -453,3 +453,53 @@ def test_a_proof_never_opens_a_fifo_or_a_device(tmp_path):
     finally:
         os.close(reader)
         os.close(null)
+
+
+# A client that skips its own checks and answers the server's proof with a file of its own
+# (the only one it has if it may not open the server's): it prints the server's answer.
+FORGER = """
+import os, socket, sys
+sys.path[:0] = [sys.argv[2]]
+from hugind.warm import wire
+from hugind.warm import key as warm_key
+sock = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+sock.connect(warm_key.address(sys.argv[1]))
+mine = os.memfd_create("forger")
+wire.send(sock, [b"hello", sys.argv[1].encode(), str(mine).encode()])
+fields, fds = wire.receive(sock)
+assert fields[0] == b"proof", fields
+server = int.from_bytes(sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)[:4], sys.byteorder)
+try:  # the honest proof, which only a client the server's domain allows can make
+    os.close(os.open(f"/proc/{server}/fd/{int(fields[1])}", os.O_RDONLY))
+    print("could open the server's file")
+except OSError as err:
+    print("could not open the server's file:", err.strerror)
+answer = os.memfd_create("not-the-servers")
+cwd = os.open(".", os.O_PATH)
+wire.send(sock, [b"run", b"", b"2", b"hugind", b"run", b"X=1"], [answer, cwd, 0, 1, 2])
+print(wire.receive(sock)[0])
+"""
+
+
+@pytest.mark.parametrize("confined", [False, True])
+def test_a_client_that_forges_its_proof_is_refused_before_any_fork(warm, confined):
+    if confined and not _landlock_without_nnp_possible():
+        pytest.skip("needs root and Landlock ABI >= 4")
+    warm.start_server("run", "examples/hello")
+    (server,) = warm.servers()
+    key = _client_key(warm)
+    proc = subprocess.run(
+        [sys.executable, "-c", FORGER, key, str(REPO)],
+        capture_output=True,
+        env=warm.env,
+        cwd=REPO,
+        timeout=60,
+        preexec_fn=_landlocked if confined else None,
+    )
+    assert proc.returncode == 0, proc.stderr
+    could, answer = proc.stdout.decode().splitlines()
+    assert could == (
+        "could not open the server's file: Permission denied" if confined else "could open the server's file"
+    )
+    assert answer.startswith("[b'refuse'") and "proof" in answer, answer
+    assert _children(server) == []
