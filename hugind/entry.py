@@ -88,7 +88,11 @@ def main() -> None:
     its child's status; anything else runs in this process."""
     from hugind.warm.client import attempt
 
-    served = attempt(sys.argv)
+    try:
+        served = attempt(sys.argv)
+    except KeyboardInterrupt:  # Ctrl-C before the server took the run: as a cold run's start
+        sys.stderr.write("hugind: interrupted\n")
+        os._exit(130)
     if served is not None:
         os._exit(served)
     main_here()

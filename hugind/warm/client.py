@@ -123,8 +123,11 @@ def _handshake(sock: _socket.socket, argv: list[str], key: str) -> bool:
     try:
         env = [k + b"=" + v for k, v in os.environb.items()]
         args = [os.fsencode(a) for a in argv]
-        _forward_signals(sock)  # one sent before the child exists reaches it once it does
         wire.send(sock, [b"run", _main_package(), str(len(args)).encode(), *args, *env], [answer, cwd, 0, 1, 2])
+        # From here a signal goes to the child (queued until it exists). One that came before
+        # raised KeyboardInterrupt here, or ended this process: the connection's end then
+        # ends any child the server started.
+        _forward_signals(sock)
     finally:
         os.close(answer)
         os.close(cwd)
@@ -187,10 +190,14 @@ def _wait(sock: _socket.socket) -> int | None:
             _trace(f"cold: the server refused: {b' '.join(fields[1:]).decode(errors='replace')}")
             return None
         elif fields[0] in (b"exit", b"killed") and len(fields) == 3:
-            _trace(f"the run used {int(fields[2]) / 1000:.3f} ms of CPU")
+            try:
+                status, cpu = int(fields[1]), int(fields[2])
+            except ValueError:
+                raise Lost("the warm server sent a malformed end of the run") from None
+            _trace(f"the run used {cpu / 1000:.3f} ms of CPU")
             if fields[0] == b"killed":
-                _die_by(int(fields[1]))
-            return int(fields[1])
+                _die_by(status)
+            return status
 
 
 def _die_by(signum: int) -> None:

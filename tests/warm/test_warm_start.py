@@ -503,3 +503,12 @@ def test_a_client_that_forges_its_proof_is_refused_before_any_fork(warm, confine
     )
     assert answer.startswith("[b'refuse'") and "proof" in answer, answer
     assert _children(server) == []
+
+
+def test_a_request_too_large_for_one_message_runs_cold_and_whole(warm):
+    warm.start_server("run", "examples/hello")
+    big = {f"WARM_TEST_BIG_{i}": "x" * (100 * 1024) for i in range(3)}  # past the largest message
+    proc = warm.run("run", "examples/hello", "--", "world", **big)
+    assert proc.returncode == 0, proc.stderr[-500:]
+    assert b"Hello, world!" in proc.stdout
+    assert b"cold:" in proc.stderr and SERVED.encode() not in proc.stderr
