@@ -85,11 +85,16 @@ class ModuleSource:
             return {"bytecode": base64.b64encode(self.bytecode[resolved]).decode("ascii")}
         if size > MAX_MODULE_BYTES:
             raise ModuleLoadError(f"module '{name}' is {size} bytes, over the {MAX_MODULE_BYTES} byte limit")
+        with open(path, "rb") as f:
+            data = f.read()
         try:
-            with open(path, encoding="utf-8") as f:  # what Path.read_text does
-                return {"source": f.read()}
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise ModuleLoadError(f"module '{name}' is not valid UTF-8") from None
+        # The text Path.read_text gave (universal newlines), without a text stream per load.
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return {"source": text}
 
 
 def _source(ctx: HostContext) -> ModuleSource:
