@@ -147,6 +147,9 @@ def open_session(
         team_ops = list(team.OPS)
         services["team"] = options.team
         run_input["team"] = options.team.describe()
+    ops = _standard_ops()  # the same tuple every run: the dispatcher indexes it once
+    if team_ops or options.extra_ops:
+        ops = (*ops, *team_ops, *options.extra_ops)
     config = SessionConfig(
         agent=agent,
         policy=engine,
@@ -154,7 +157,7 @@ def open_session(
             memory_bytes=limits.memory_mb * 1024 * 1024, fuel=fuel, max_output_bytes=limits.max_output_bytes
         ),
         io=io,
-        ops=[*_standard_ops(), *team_ops, *options.extra_ops],
+        ops=ops,
         input=run_input,
         timeout_s=timeout,
         services=services,
