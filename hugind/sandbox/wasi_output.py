@@ -4,10 +4,10 @@ Dropping a store unmaps the memory its run wrote: ~0.04 ms for a trivial JS
 run, ~0.06 ms more per MiB written. A store whose linear memory is at most
 ``DROP_HERE_BYTES`` is dropped by the caller: handing it to a thread costs more
 than that (measured, back-to-back runs of a trivial agent: ~0.14 ms per run of
-thread wake-ups, GIL hand-overs and context switches, ~10 of them per run,
-against ~0.05 ms for dropping it in place). A larger one is handed to a daemon
-thread that drops it while the caller goes on (the drop runs in wasmtime,
-without the GIL).
+thread wake-ups, GIL hand-overs and ~9 context switches, against ~0.05 ms for
+dropping it in place; docs/design.md, round 3). A larger one is handed to a
+daemon thread that drops it while the caller goes on (the drop runs in
+wasmtime, without the GIL).
 
 A store whose guest wrote output hands its stdout/stderr writers to wasmtime's
 worker threads, which drop them a little after the store itself; each drop
