@@ -6,6 +6,7 @@ call ``run_agent`` directly.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import time
@@ -115,6 +116,12 @@ def capability_ops() -> list[Op]:
     return [*fs.OPS, *shell.OPS, *net.OPS, *llm.OPS, *mcp.OPS]
 
 
+@functools.cache
+def _standard_ops() -> tuple[Op, ...]:
+    """The ops of every run, gathered once (each module's OPS is a constant tuple)."""
+    return (*base_ops(), *capability_ops())
+
+
 def open_session(
     agent: Agent, options: RunOptions, engine: PolicyEngine, env: dict[str, str], services: dict[str, Any]
 ) -> AgentSession:
@@ -140,6 +147,9 @@ def open_session(
         team_ops = list(team.OPS)
         services["team"] = options.team
         run_input["team"] = options.team.describe()
+    ops = _standard_ops()  # the same tuple every run: the dispatcher indexes it once
+    if team_ops or options.extra_ops:
+        ops = (*ops, *team_ops, *options.extra_ops)
     config = SessionConfig(
         agent=agent,
         policy=engine,
@@ -147,7 +157,7 @@ def open_session(
             memory_bytes=limits.memory_mb * 1024 * 1024, fuel=fuel, max_output_bytes=limits.max_output_bytes
         ),
         io=io,
-        ops=[*base_ops(), *capability_ops(), *team_ops, *options.extra_ops],
+        ops=ops,
         input=run_input,
         timeout_s=timeout,
         services=services,

@@ -140,6 +140,27 @@ _CROWDED_REPLY = encode_error(
 )
 
 
+# The table of the last tuple of ops indexed, with that tuple: every run passes the
+# same constant tuple (hugind.run), so its names are checked and indexed once.
+# Tables are read-only once made, so dispatchers share them.
+_last_table: tuple[tuple[Op, ...], dict[str, Op]] | None = None
+
+
+def _op_table(ops: Iterable[Op]) -> dict[str, Op]:
+    global _last_table
+    last = _last_table
+    if last is not None and ops is last[0]:
+        return last[1]
+    table: dict[str, Op] = {}
+    for op in ops:
+        if op.name in table:
+            raise ValueError(f"host op {op.name!r} is defined twice")
+        table[op.name] = op
+    if isinstance(ops, tuple):
+        _last_table = (ops, table)
+    return table
+
+
 # Async ops being served right now, in every dispatcher of the process: the CLI
 # ends the process without C-level teardown while any is (process_end.end_forced).
 _serving = 0
@@ -158,11 +179,7 @@ class Dispatcher:
 
     def __init__(self, ctx: HostContext, ops: Iterable[Op]) -> None:
         self.ctx = ctx
-        self._ops: dict[str, Op] = {}
-        for op in ops:
-            if op.name in self._ops:
-                raise ValueError(f"host op {op.name!r} is defined twice")
-            self._ops[op.name] = op
+        self._ops = _op_table(ops)
         # Daemon threads, not a ThreadPoolExecutor: an executor's workers are
         # joined at interpreter exit, so Ctrl-C would wait for a slow LLM call
         # or fetch. At most MAX_WORKERS of them, started as work arrives and

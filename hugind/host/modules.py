@@ -46,8 +46,8 @@ class ModuleSource:
     def resolve(self, base: str, specifier: str) -> str:
         return self._locate(base, specifier)[0]
 
-    def _locate(self, base: str, specifier: str) -> tuple[str, Path | None]:
-        """(module name, real file) for an import; the file is None for bytecode."""
+    def _locate(self, base: str, specifier: str) -> tuple[str, str | None, int]:
+        """(module name, real file, its size) for an import; the file is None for bytecode."""
         if not (specifier.startswith("./") or specifier.startswith("../")):
             raise ModuleLoadError(
                 f"import '{specifier}' refused: only relative imports ('./' or '../') inside the agent are allowed"
@@ -61,34 +61,40 @@ class ModuleSource:
         if not name.endswith(".js"):
             raise ModuleLoadError(f"import '{specifier}' refused: only .js modules can be imported")
         if name in self.bytecode:
-            return name, None
+            return name, None, 0
         if self.sealed:
             raise ModuleLoadError(f"import '{specifier}' from '{base}': module '{name}' is not in the artifact")
         try:
             real = os.path.realpath(os.path.join(self._root, name), strict=True)
-            mode = os.stat(real).st_mode
+            st = os.stat(real)
         except (FileNotFoundError, NotADirectoryError):
             raise ModuleLoadError(f"import '{specifier}' from '{base}': module '{name}' not found") from None
         except OSError as exc:
             raise ModuleLoadError(f"import '{specifier}': cannot resolve '{name}' ({exc.__class__.__name__})") from None
         if not real.startswith(self._root.rstrip("/") + "/"):
             raise ModuleLoadError(f"import '{specifier}' refused: '{name}' is a link that leads outside the agent root")
-        if not stat.S_ISREG(mode):
+        if not stat.S_ISREG(st.st_mode):
             raise ModuleLoadError(f"import '{specifier}': '{name}' is not a file")
-        return name, Path(real)
+        return name, real, st.st_size
 
     def load(self, name: str) -> dict[str, Any]:
         # Re-check: a guest could ask for a name it never resolved.
-        resolved, path = self._locate(PRELUDE_NAME, "./" + name)
+        # The size is the one stat _locate made: a second would see the same file.
+        resolved, path, size = self._locate(PRELUDE_NAME, "./" + name)
         if path is None:
             return {"bytecode": base64.b64encode(self.bytecode[resolved]).decode("ascii")}
-        size = path.stat().st_size
         if size > MAX_MODULE_BYTES:
             raise ModuleLoadError(f"module '{name}' is {size} bytes, over the {MAX_MODULE_BYTES} byte limit")
+        with open(path, "rb") as f:
+            data = f.read()
         try:
-            return {"source": path.read_text(encoding="utf-8")}
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise ModuleLoadError(f"module '{name}' is not valid UTF-8") from None
+        # The text Path.read_text gave (universal newlines), without a text stream per load.
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        return {"source": text}
 
 
 def _source(ctx: HostContext) -> ModuleSource:

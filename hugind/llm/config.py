@@ -243,7 +243,8 @@ def _load(path: Path, *, required: bool, wanted: str | None = None) -> tuple[dic
         st = None
     if st is None or not stat.S_ISREG(st.st_mode):
         _parsed.pop(str(path), None)
-        return _load_file(path, required=required, wanted=wanted)
+        # Not a file by this stat: asking again (most users have no config file) buys nothing.
+        return _load_file(path, required=required, wanted=wanted, is_file=False)
     signature = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
     cached = _parsed.get(str(path))
     if cached is None or cached[0] != signature:
@@ -253,8 +254,10 @@ def _load(path: Path, *, required: bool, wanted: str | None = None) -> tuple[dic
     return copy.deepcopy(cached[1])
 
 
-def _load_file(path: Path, *, required: bool, wanted: str | None = None) -> tuple[dict[str, Any], str | None]:
-    if not path.is_file():
+def _load_file(
+    path: Path, *, required: bool, wanted: str | None = None, is_file: bool | None = None
+) -> tuple[dict[str, Any], str | None]:
+    if not (path.is_file() if is_file is None else is_file):
         if required:
             what = f"unknown backend '{wanted}': " if wanted else ""
             raise BackendConfigError(

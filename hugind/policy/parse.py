@@ -290,8 +290,15 @@ def _cap(mine: dict[str, Any], theirs: dict[str, Any], key: str, default: Any) -
 
 # --- building ----------------------------------------------------------------------
 
+# The defaults, made once: every run builds a policy, and a section the manifest leaves
+# out (with no preset or --strict to tighten it) is exactly its default. Frozen, so
+# runs may share them.
+_FS, _NET, _SHELL, _LIMITS = FsPolicy(), NetPolicy(), ShellPolicy(), Limits()
+
 
 def _fs(m: dict[str, Any], p: dict[str, Any] | None, mode: str) -> FsPolicy:
+    if not m and p is None and mode == _FS.mode:
+        return _FS
     read, write = m.get("read", ()), m.get("write", ())
     if p is not None:
         if "write" in p:
@@ -299,7 +306,7 @@ def _fs(m: dict[str, Any], p: dict[str, Any] | None, mode: str) -> FsPolicy:
         if "read" in p:
             readable = p["read"] + p.get("write", ())
             read, write = _isect_roots(read, readable), _isect_roots(write, readable)
-    base = FsPolicy()
+    base = _FS
     return FsPolicy(
         mode=mode,
         read=read,
@@ -310,7 +317,9 @@ def _fs(m: dict[str, Any], p: dict[str, Any] | None, mode: str) -> FsPolicy:
 
 
 def _net(m: dict[str, Any], p: dict[str, Any] | None, strict: bool) -> NetPolicy:
-    base = NetPolicy()
+    if not m and p is None and not strict:
+        return _NET
+    base = _NET
     domains, ips = m.get("allowed_domains", ()), m.get("allowed_ips", ())
     restrict = strict or bool(domains or ips)
     p = p or {}
@@ -336,7 +345,9 @@ def _net(m: dict[str, Any], p: dict[str, Any] | None, strict: bool) -> NetPolicy
 
 
 def _shell(m: dict[str, Any], p: dict[str, Any] | None, root: Path, strict: bool) -> ShellPolicy:
-    base = ShellPolicy()
+    if not m and p is None and not strict:
+        return _SHELL
+    base = _SHELL
     p = p or {}
     whitelist = m.get("whitelist")
     if "whitelist" in p:
@@ -357,7 +368,9 @@ def _shell(m: dict[str, Any], p: dict[str, Any] | None, root: Path, strict: bool
 
 
 def _limits(m: dict[str, Any], p: dict[str, Any] | None, strict: bool) -> Limits:
-    base = Limits()
+    if not m and p is None and not strict:
+        return _LIMITS
+    base = _LIMITS
     p = p or {}
     fuel = _min(m.get("fuel"), p.get("fuel"))
     if strict and fuel is None:

@@ -299,15 +299,19 @@ class GuestInstance:
             self.store.set_epoch_deadline(1)
 
     def release(self) -> None:
-        """Let the store (instance, linear memory, WASI context) go now, to be dropped
-        off the caller's path (wasi_output.py), rather than whenever the last
-        reference goes: a store left to the interpreter's exit has its writers
-        dropped by wasmtime's worker threads calling into a finalizing Python."""
-        self._memory = None
+        """Let the store (instance, linear memory, WASI context) go now, rather than
+        whenever the last reference goes: a store left to the interpreter's exit has
+        its writers dropped by wasmtime's worker threads calling into a finalizing
+        Python. A small one is dropped here, a large one off the caller's path
+        (wasi_output.py says why)."""
+        memory, self._memory = self._memory, None
         self._funcs.clear()
         store, self.store = self.store, None  # type: ignore[assignment]
-        if store is not None:
+        if store is None:
+            return
+        if not wasi_output.drop_in_place(memory.data_len(store) if memory is not None else None):
             wasi_output.drop_later(store)
+        # else the store is dropped as this frame ends: it held the last reference
 
     # ---- the hugind imports ------------------------------------------------------
 
@@ -411,8 +415,13 @@ class GuestInstance:
             self.store.set_epoch_deadline(seconds_to_ticks(budget_s))
             self._deadline = time.monotonic() + budget_s
         try:
-            with self._running():
+            # What self._running() does, spelled out: this runs twice per run, and a
+            # generator-based context manager costs more than the bookkeeping.
+            outer, _running.guest = _running.guest, self
+            try:
                 result = raw_export.call(self.store, func, sig, args)
+            finally:
+                _running.guest = outer
         except wasmtime.ExitTrap as exc:
             if self.output_error is not None:  # it exited before the interrupt was seen
                 raise self.output_error from None

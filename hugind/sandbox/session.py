@@ -7,12 +7,14 @@ modules are loaded through the host) and raw ``.wasm`` agents.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import threading
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from hugind import __version__
@@ -30,6 +32,15 @@ from hugind.sandbox.raw_wasm import PINNED_WASM, load_agent_module
 
 JS_STACK_LIMIT = 786432
 JS_MEMORY_HEADROOM = 16 * 1024 * 1024  # left for the engine itself past the JS heap cap
+
+# What json.dumps(message, ensure_ascii=False) writes, without a new encoder per call.
+_encode_message = json.JSONEncoder(ensure_ascii=False).encode
+
+
+@functools.lru_cache(maxsize=64)
+def _entry_name(entry: Path, root: Path) -> str:
+    """The entry's module name (pathlib's relative_to is slow, and its answer never changes)."""
+    return entry.relative_to(root).as_posix()
 
 
 def base_ops() -> list[Op]:
@@ -126,7 +137,7 @@ class AgentSession:
     def run_main(self) -> None:
         """Evaluate the entry module (and, in script mode, call its default export)."""
         agent = self.config.agent
-        entry_name = agent.entry.relative_to(agent.root).as_posix()
+        entry_name = _entry_name(agent.entry, agent.root)
         message = {
             "entry": "./" + entry_name,
             "mode": agent.manifest.mode,
@@ -165,7 +176,7 @@ class AgentSession:
         source = loaded.get("source")
         if not isinstance(source, str):
             return False
-        msg = json.dumps(message, ensure_ascii=False).encode()
+        msg = _encode_message(message).encode()
         name = entry_name.encode()
         code = source.encode()
         if b"\0" in name:

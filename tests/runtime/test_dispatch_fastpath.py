@@ -154,3 +154,15 @@ def test_slow_ops_still_run_in_parallel_and_do_not_block_sync_calls() -> None:
     replies = sorted(json.loads(reply)["ok"] for _, reply in _settle(d, 8))
     assert replies == list(range(8))  # every op got past the barrier: all eight ran at once
     d.close()
+
+
+def test_a_tuple_of_ops_is_indexed_once_and_duplicates_still_fail():
+    ops = (Op("fs.exists", _echo), *clock.OPS)
+    ctx = HostContext(policy=None, agent_root=Path("/"))
+    first, second = Dispatcher(ctx, ops), Dispatcher(ctx, ops)
+    assert first._ops is second._ops  # the shortcut: the same table
+    assert first._ops == {op.name: op for op in ops}
+    assert Dispatcher(ctx, list(ops))._ops is not first._ops  # a list is indexed afresh
+    for twice in ((*ops, ops[0]), [*ops, ops[0]]):
+        with pytest.raises(ValueError, match=r"'fs\.exists' is defined twice"):
+            Dispatcher(ctx, twice)

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+import weakref
 from pathlib import Path
 
 import pytest
@@ -57,6 +58,42 @@ def test_a_run_that_hit_the_output_cap_releases_its_guest_too(make_agent):
         with pytest.raises(LimitExceeded, match="output cap of 4096 bytes"):
             run_captured(agent)
     assert _guests_alive() == before
+
+
+def _guest(memory_mib: int = 0) -> GuestInstance:
+    """A fresh JS engine instance, its memory grown to at least ``memory_mib`` MiB."""
+    from hugind.host.dispatch import Dispatcher
+    from hugind.host.registry import HostContext
+    from hugind.sandbox.engine import EngineConfig
+    from hugind.sandbox.instance import GuestIO, GuestLimits
+    from hugind.sandbox.js_engine import engine_module
+
+    ctx = HostContext(policy=None, agent_root=Path("."), deadline=time.monotonic() + 60)
+    io = GuestIO(stdout=lambda b: None, stderr=lambda b: None)
+    guest = GuestInstance(engine_module(EngineConfig()), Dispatcher(ctx, []), io, GuestLimits(), EngineConfig())
+    missing = memory_mib * 2**20 - guest.memory.data_len(guest.store)
+    if missing > 0:
+        guest.memory.grow(guest.store, -(-missing // 65536))
+    return guest
+
+
+def test_a_small_store_is_dropped_by_release_itself():
+    # A thread hand-over costs a trivial run more than the drop (wasi_output.py).
+    guest = _guest()
+    store = weakref.ref(guest.store)
+    guest.release()
+    assert store() is None
+
+
+def test_a_large_store_is_dropped_off_the_callers_path(monkeypatch):
+    handed: list[object] = []
+    drop_later = wasi_output.drop_later
+    monkeypatch.setattr(wasi_output, "drop_later", lambda store: (handed.append(1), drop_later(store)))
+    guest = _guest(wasi_output.DROP_HERE_BYTES // 2**20 + 1)
+    before = wasi_output.outstanding()[0]
+    guest.release()
+    assert handed == [1]
+    assert _stores_alive(before - 1) == before - 1  # the dropping thread got to it
 
 
 EXIT_SCRIPT = """
