@@ -512,3 +512,25 @@ def test_a_request_too_large_for_one_message_runs_cold_and_whole(warm):
     assert proc.returncode == 0, proc.stderr[-500:]
     assert b"Hello, world!" in proc.stdout
     assert b"cold:" in proc.stderr and SERVED.encode() not in proc.stderr
+
+
+def test_a_server_that_dies_mid_run_takes_the_run_and_the_client_says_so(warm, tmp_path):
+    warm.start_server("run", "examples/hello")
+    (server,) = warm.servers()
+    proc = _sleeping_run(tmp_path, warm.env)
+    child = _child_of(server)
+    os.kill(server, signal.SIGKILL)
+    _, err = proc.communicate(timeout=20)
+    assert proc.returncode == 70, err
+    assert b"hugind: error: the warm server ended during the run (HUGIND_WARM=0 runs without" in err
+    deadline = time.monotonic() + 10
+    while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not os.path.exists(f"/proc/{child}")  # PR_SET_PDEATHSIG: it never outlives its server
+
+
+def test_a_client_with_another_niceness_runs_cold(warm):
+    warm.start_server("run", "examples/hello")
+    proc = warm.run("run", "examples/hello", preexec_fn=lambda: os.nice(5))
+    assert proc.returncode == 0, proc.stderr
+    assert b"nice differs" in proc.stderr and SERVED.encode() not in proc.stderr
