@@ -534,3 +534,22 @@ def test_a_client_with_another_niceness_runs_cold(warm):
     proc = warm.run("run", "examples/hello", preexec_fn=lambda: os.nice(5))
     assert proc.returncode == 0, proc.stderr
     assert b"nice differs" in proc.stderr and SERVED.encode() not in proc.stderr
+
+
+def test_concurrent_runs_each_get_their_own_streams_and_arguments(warm):
+    warm.start_server("run", "examples/hello")
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "hugind", "run", "examples/hello", "--", f"caller-{i}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=warm.env,
+            cwd=REPO,
+        )
+        for i in range(12)
+    ]
+    for i, proc in enumerate(procs):
+        out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 0, err
+        assert SERVED.encode() in err
+        assert json.loads(out)["message"] == f"Hello, caller-{i}!"
