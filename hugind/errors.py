@@ -25,6 +25,7 @@ class ExitCode:
     ENGINE = 7  # the JS engine is missing, corrupt or failed to build
     REPLAY_DIVERGED = 8  # hugind replay: the run differs from its record (agent, policy or a request)
     RECORD_INVALID = 9  # hugind replay: the record is truncated, tampered with or not a record
+    CANCELLED = 130  # stopped from outside: Ctrl-C (128 + SIGINT), or its MCP client cancelled the call
     OUTPUT_CLOSED = 141  # stdout's reader left (128 + SIGPIPE, as a shell reports a tool SIGPIPE ended)
     INTERNAL = 70  # a bug in hugind itself
     OUTPUT_FAILED = 74  # the agent's output could not be written (sysexits' EX_IOERR)
@@ -79,6 +80,12 @@ class StrictDenials(HugindError):
 
 class LimitExceeded(HugindError):
     exit_code = ExitCode.LIMIT_EXCEEDED
+
+
+class RunCancelled(HugindError):
+    """Whoever asked for the run no longer wants it (``hugind serve``: the client cancelled)."""
+
+    exit_code = ExitCode.CANCELLED
 
 
 class TrapError(HugindError):

@@ -69,6 +69,9 @@ class RunOptions:
     persist_session: bool = False  # agentic: save the conversation after every turn (hugind.sessions)
     resume: str | None = None  # agentic: continue this saved session (implies persist_session)
     session_plan: Any = None  # set by hugind.sessions.plan for the run it wraps
+    # True once whoever asked for the run no longer wants it (hugind serve: the client
+    # cancelled the call); the run stops at its next turn with the host (RunCancelled).
+    cancelled: Callable[[], bool] | None = None
 
 
 @dataclass
@@ -163,6 +166,7 @@ def open_session(
         services=services,
         team=options.team is not None,
         tape=options.tape,
+        cancelled=options.cancelled,
     )
     return AgentSession(config)
 

@@ -135,8 +135,14 @@ class Outcome:
     stdout: str = ""
 
 
-def run_tool(tool: AgentTool, args: list[str], options: ServeOptions, on_line: Callable[[str], None]) -> Outcome:
-    """Run one agent to completion (on the calling thread); never raises."""
+def run_tool(
+    tool: AgentTool,
+    args: list[str],
+    options: ServeOptions,
+    on_line: Callable[[str], None],
+    cancelled: Callable[[], bool] | None = None,
+) -> Outcome:
+    """Run one agent to completion (on the calling thread), or until ``cancelled()``; never raises."""
     from hugind.run import RunOptions, run_agent, strict_verdict
 
     stdout = bytearray()
@@ -151,6 +157,7 @@ def run_tool(tool: AgentTool, args: list[str], options: ServeOptions, on_line: C
         model=options.model,
         stdout=stdout.extend,
         stderr=stderr.write,
+        cancelled=cancelled,
     )
     try:
         result = run_agent(tool.agent, run_options)
@@ -217,7 +224,7 @@ def build_server(tools: dict[str, AgentTool], options: ServeOptions) -> Any:
                 report = ctx.session.report_progress
                 anyio.from_thread.run(report, count, None, line[:MAX_PROGRESS_LINE], token=token)
 
-        outcome = await anyio.to_thread.run_sync(lambda: run_tool(tool, args, options, on_line))
+        outcome = await _run_cancellably(lambda cancelled: run_tool(tool, args, options, on_line, cancelled))
         if not outcome.ok:
             return _error(types, outcome.text, outcome.stdout)
         content = [types.TextContent(type="text", text=outcome.text)]
@@ -233,6 +240,31 @@ def build_server(tools: dict[str, AgentTool], options: ServeOptions) -> Any:
         on_list_tools=list_tools,
         on_call_tool=call_tool,
     )
+
+
+async def _run_cancellably(work: Callable[[Callable[[], bool]], Outcome]) -> Outcome:
+    """``work(cancelled)`` on a worker thread. A client's notifications/cancelled cancels
+    this handler: the run is then told (it stops at its next turn with the host, its
+    commands with it, instead of running on unseen until its own deadline), and waited
+    for, so that no run is still inside its sandbox when the server ends."""
+    import anyio
+    import anyio.to_thread
+
+    stop, finished = threading.Event(), threading.Event()
+
+    def run() -> Outcome:
+        try:
+            return work(stop.is_set)
+        finally:
+            finished.set()
+
+    try:
+        return await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        stop.set()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(finished.wait)
+        raise
 
 
 def _error(types: Any, message: str, stdout: str = "") -> Any:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from hugind.errors import AgentFailed, EngineError, LimitExceeded
+from hugind.errors import AgentFailed, EngineError, LimitExceeded, RunCancelled
 from hugind.host.dispatch import Dispatcher
 from hugind.sandbox.instance import GuestInstance
 
@@ -36,14 +36,29 @@ _RECORD = struct.Struct("<ii")  # op id, reply length (ABI.md, hugind_complete_m
 Completion = tuple[int, bytes]
 
 
+# How long a wait for the host goes without looking at the deadline and cancellation.
+POLL_S = 0.5
+
+
 class GuestDriver:
-    def __init__(self, instance: GuestInstance, dispatcher: Dispatcher, deadline: float) -> None:
+    def __init__(
+        self,
+        instance: GuestInstance,
+        dispatcher: Dispatcher,
+        deadline: float,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> None:
         self.instance = instance
         self.dispatcher = dispatcher
         self.deadline = deadline
+        self.cancelled = cancelled
         self._batches = dispatcher.batches_completions and instance.has_export(BATCH_EXPORT)
 
     def remaining(self) -> float:
+        """Seconds left to the run, checked before each entry into the guest and each wait
+        for the host (at most every POLL_S), which is where a cancelled run stops."""
+        if self.cancelled is not None and self.cancelled():
+            raise RunCancelled("run stopped: the caller cancelled it")
         left = self.deadline - time.monotonic()
         if left <= 0:
             raise LimitExceeded("run stopped: wall-clock deadline exceeded (permissions.limits.timeout)")
@@ -67,7 +82,7 @@ class GuestDriver:
                     "Stalled",
                     f"{waiting_for} is awaiting a promise that can never settle (no host operation is pending)",
                 )
-            item = self.dispatcher.next_completion(timeout=min(self.remaining(), 0.5))
+            item = self.dispatcher.next_completion(timeout=min(self.remaining(), POLL_S))
             if item is None:
                 continue
             more = self.dispatcher.ready_completions(MAX_BATCH - 1) if self._batches else []

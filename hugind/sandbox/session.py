@@ -12,7 +12,7 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,7 @@ class SessionConfig:
     services: dict[str, Any] = field(default_factory=dict)
     team: bool = False
     tape: Any = None  # hugind.replay.tape.Recorder | Player (--record, hugind replay)
+    cancelled: Callable[[], bool] | None = None  # hugind.run.RunOptions.cancelled
 
 
 class AgentSession:
@@ -99,7 +100,7 @@ class AgentSession:
             budget_s=self.ctx.remaining(),
             tape=config.tape,
         )
-        self.driver = GuestDriver(self.instance, self.dispatcher, self.ctx.deadline)
+        self.driver = GuestDriver(self.instance, self.dispatcher, self.ctx.deadline, config.cancelled)
         self._call_ids = itertools.count(1)
         self._guest_lock = threading.Lock()  # the guest is single-threaded
         self._initialize()

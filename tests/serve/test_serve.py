@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -310,3 +311,44 @@ def test_malformed_lines_get_json_rpc_errors_and_the_session_goes_on(agents):
     assert "method: Field required" in answers[1]["error"]["message"]
     assert "method: Input should be a valid string" in answers[2]["error"]["message"]
     assert answers[4]["result"] == {}
+
+
+SLEEPS = {"main.js": "export default async () => { await new Promise((r) => setTimeout(r, 60000)); return 1; };\n"}
+
+
+def test_a_cancelled_call_stops_its_agent_and_the_server_ends_at_once(tmp_path):
+    """notifications/cancelled for a running tools/call stops the agent at its next turn
+    with the host: the server, its input closed, ends in seconds, not at the agent's
+    60 s wait (nor its deadline); a request sent after it is still answered."""
+    sleeper = write_agent(tmp_path / "sleeps", SLEEPS, {"name": "sleeps", "entry_point": "main.js"})
+    init = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"},
+    }
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "sleeps", "arguments": {}}},
+    ]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hugind", "serve", str(sleeper)],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    proc.stdin.flush()
+    time.sleep(2)  # the agent is in its wait
+    cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "enough"}}
+    ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}
+    started = time.monotonic()
+    out, err = proc.communicate(json.dumps(cancel).encode() + b"\n" + json.dumps(ping).encode() + b"\n", timeout=50)
+    took = time.monotonic() - started
+    assert proc.returncode == 0, err.decode()
+    answers = {a.get("id"): a for a in map(json.loads, out.splitlines())}
+    assert 2 not in answers  # a cancelled request gets no answer
+    assert answers[3]["result"] == {}
+    assert took < 10, took
