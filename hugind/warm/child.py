@@ -17,10 +17,11 @@ import signal
 import socket
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NoReturn
 
 PR_SET_PDEATHSIG = 1
+PR_SET_NAME = 15
 _LIBC = ctypes.CDLL(None, use_errno=True)  # loaded once, in the server
 # What a fresh interpreter leaves ignored (the rest it leaves at their defaults).
 _IGNORED_AT_START = (signal.SIGPIPE, signal.SIGXFSZ)
@@ -33,6 +34,8 @@ class Request:
     env: list[bytes]
     umask: int
     main_package: str  # __main__'s: "hugind" for ``python -m hugind``, "" for the script
+    ignored: list[int] = field(default_factory=list)  # signals the client ignores
+    blocked: list[int] = field(default_factory=list)  # and blocks
 
 
 def become(server: int, sockets: list[socket.socket], fds: list[int], request: Request) -> NoReturn:
@@ -47,7 +50,8 @@ def become(server: int, sockets: list[socket.socket], fds: list[int], request: R
         os.fchdir(cwd)
         os.closerange(3, _max_fd())
         os.umask(request.umask)
-        _signals()
+        name_process(b"hugind run")
+        _signals(request)
         _environment(request.env)
         sys.argv = [os.fsdecode(a) for a in request.argv]
         sys.modules["__main__"].__package__ = request.main_package or None
@@ -72,14 +76,23 @@ def _max_fd() -> int:
     return soft if soft != resource.RLIM_INFINITY else 1 << 20
 
 
-def _signals() -> None:
+def _signals(request: Request) -> None:
+    """As the interpreter leaves them at the start of the client's process: what the client
+    ignores stays ignored (SIGINT included: then no KeyboardInterrupt), Python's own
+    ignores, the rest at their defaults; the client's mask."""
     signal.set_wakeup_fd(-1)
     signal.signal(signal.SIGINT, signal.default_int_handler)
     for sig in _RESET:
         signal.signal(sig, signal.SIG_DFL)
-    for sig in _IGNORED_AT_START:
-        signal.signal(sig, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for sig in (*_IGNORED_AT_START, *request.ignored):
+        if sig not in (signal.SIGKILL, signal.SIGSTOP):
+            signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_SETMASK, request.blocked)
+
+
+def name_process(name: bytes) -> None:
+    """The name ps and top show (at most 15 bytes)."""
+    _LIBC.prctl(PR_SET_NAME, ctypes.c_char_p(name[:15]), 0, 0, 0)
 
 
 def _environment(env: list[bytes]) -> None:

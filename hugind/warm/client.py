@@ -36,6 +36,8 @@ def wanted(argv: list[str], environ: dict[str, str] | os._Environ[str]) -> bool:
     options = argv[2 : argv.index("--")] if "--" in argv else argv[2:]
     if "--strict" in options:  # a strict run keeps its whole trust base in one process
         return False
+    if sys.gettrace() is not None or sys.getprofile() is not None:
+        return False  # a debugger, profiler or coverage watches this process: the run must be in it
     for fd in (0, 1, 2):  # a closed one is entry.py's to handle (and refuse)
         try:
             os.fstat(fd)
@@ -123,7 +125,9 @@ def _handshake(sock: _socket.socket, argv: list[str], key: str) -> bool:
     try:
         env = [k + b"=" + v for k, v in os.environb.items()]
         args = [os.fsencode(a) for a in argv]
-        wire.send(sock, [b"run", _main_package(), str(len(args)).encode(), *args, *env], [answer, cwd, 0, 1, 2])
+        ignored, blocked = _signal_state()
+        fields = [b"run", _main_package(), ignored, blocked, str(len(args)).encode(), *args, *env]
+        wire.send(sock, fields, [answer, cwd, 0, 1, 2])
         # From here a signal goes to the child (queued until it exists). One that came before
         # raised KeyboardInterrupt here, or ended this process: the connection's end then
         # ends any child the server started.
@@ -132,6 +136,21 @@ def _handshake(sock: _socket.socket, argv: list[str], key: str) -> bool:
         os.close(answer)
         os.close(cwd)
     return True
+
+
+def _signal_state() -> tuple[bytes, bytes]:
+    """The signals this process ignores (``nohup``, a shell's background job) and blocks:
+    an exec keeps both, so the child takes them on as the cold run would have."""
+    ignored = [n for n in range(1, _signal.NSIG) if _ignored(n)]
+    blocked = sorted(int(n) for n in _signal.pthread_sigmask(_signal.SIG_BLOCK, []))
+    return ",".join(map(str, ignored)).encode(), ",".join(map(str, blocked)).encode()
+
+
+def _ignored(signum: int) -> bool:
+    try:
+        return _signal.getsignal(signum) == _signal.SIG_IGN
+    except (ValueError, OSError):
+        return False
 
 
 def _main_package() -> bytes:
@@ -161,14 +180,19 @@ def _forward_signals(sock: _socket.socket) -> None:
         send(_signal.SIGCONT)
 
     for name in FORWARDED:
-        _signal.signal(getattr(_signal, name), forward)
-    _signal.signal(_signal.SIGTSTP, suspend)
+        signum = getattr(_signal, name)
+        if not _ignored(signum):  # an ignored one stays ignored, here and in the child
+            _signal.signal(signum, forward)
+    if not _ignored(_signal.SIGTSTP):
+        _signal.signal(_signal.SIGTSTP, suspend)
 
 
 def _restore_signals() -> None:
-    _signal.signal(_signal.SIGINT, _signal.default_int_handler)
-    for name in (*FORWARDED[1:], "SIGTSTP"):
-        _signal.signal(getattr(_signal, name), _signal.SIG_DFL)
+    """Undo _forward_signals (a handler it installed replaced SIG_DFL, or SIGINT's)."""
+    for name in (*FORWARDED, "SIGTSTP"):
+        signum = getattr(_signal, name)
+        if _signal.getsignal(signum) not in (_signal.SIG_IGN, _signal.SIG_DFL, _signal.default_int_handler):
+            _signal.signal(signum, _signal.default_int_handler if name == "SIGINT" else _signal.SIG_DFL)
 
 
 def _wait(sock: _socket.socket) -> int | None:

@@ -154,18 +154,20 @@ class Server:
                 os.close(answer)
             fields, fds = wire.receive(conn)
             try:
-                if len(fds) != 5 or len(fields) < 3 or fields[0] != b"run":
+                if len(fds) != 5 or len(fields) < 5 or fields[0] != b"run":
                     raise peer.Mismatch("not a run request")
                 peer.verify(mine, fds[0])
                 if self.files.changed():
                     self.stale = True
                     raise peer.Mismatch("stale: hugind's code changed since this server started")
                 umask = peer.umask_of(client)
-                main_package, argc = fields[1].decode(), int(fields[2])
-                argv, env = fields[3 : 3 + argc], fields[3 + argc :]
+                main_package, argc = fields[1].decode(), int(fields[4])
+                ignored, blocked = _signals(fields[2]), _signals(fields[3])
+                argv, env = fields[5 : 5 + argc], fields[5 + argc :]
                 if len(argv) != argc or not argc:
                     raise peer.Mismatch("a truncated request")
-                pid = self._fork(conn, fds[1:], child.Request(argv, env, umask, main_package))
+                request = child.Request(argv, env, umask, main_package, ignored, blocked)
+                pid = self._fork(conn, fds[1:], request)
             finally:
                 _close_all(fds)
         finally:
@@ -227,6 +229,13 @@ class Server:
         run.conn.close()
 
 
+def _signals(field: bytes) -> list[int]:
+    numbers = [int(n) for n in field.split(b",") if n]
+    if any(not 0 < n < signal.NSIG for n in numbers):
+        raise ValueError("a signal number out of range")
+    return numbers
+
+
 def _kill(run: _Run) -> None:
     try:
         os.killpg(run.pid, signal.SIGKILL)  # the child leads its own session
@@ -273,6 +282,7 @@ def _import_run_stack() -> None:
 
 def main(key: str) -> None:
     os.chdir("/")
+    child.name_process(b"hugind-warm")  # in ps and top, instead of the interpreter's command line
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)
     try:
         listener.bind(warm_key.address(key))  # the name is the lock: a second server ends here

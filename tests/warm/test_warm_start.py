@@ -553,3 +553,54 @@ def test_concurrent_runs_each_get_their_own_streams_and_arguments(warm):
         assert proc.returncode == 0, err
         assert SERVED.encode() in err
         assert json.loads(out)["message"] == f"Hello, caller-{i}!"
+
+
+def _nohup() -> None:
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+
+
+def _hangup_then_interrupt(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    proc = _sleeping_run(tmp_path, env, preexec_fn=_nohup)
+    time.sleep(1.5)
+    proc.send_signal(signal.SIGHUP)  # ignored, as under nohup: the run goes on
+    time.sleep(0.5)
+    alive = proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert alive, err
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+
+
+def test_a_signal_the_client_ignores_stays_ignored_in_its_run(warm, tmp_path):
+    """``nohup hugind run``: SIGHUP is ignored by the cold process; the warm client neither
+    forwards it nor lets the child take it."""
+    warm.start_server("run", "examples/hello")
+    hot = _hangup_then_interrupt(tmp_path, warm.env)
+    cold = _hangup_then_interrupt(tmp_path, {**warm.env, "HUGIND_WARM": "0"})
+    assert SERVED.encode() in hot.stderr, hot.stderr
+    assert (hot.returncode, hot.stdout, _untraced(hot.stderr)) == (cold.returncode, cold.stdout, cold.stderr)
+    assert hot.returncode == 130
+
+
+def test_a_watched_interpreter_is_never_served_warm():
+    """Under a debugger, a profiler or coverage, the run must be in the watched process."""
+    argv = ["hugind", "run", "a"]
+    assert client.wanted(argv, {})
+    sys.setprofile(lambda *_: None)
+    try:
+        assert not client.wanted(argv, {})
+    finally:
+        sys.setprofile(None)
+
+
+def test_ps_names_the_server_and_its_runs(warm, tmp_path):
+    warm.start_server("run", "examples/hello")
+    (server,) = warm.servers()
+    proc = _sleeping_run(tmp_path, warm.env)
+    try:
+        child = _child_of(server)
+        assert Path(f"/proc/{server}/comm").read_text() == "hugind-warm\n"
+        assert Path(f"/proc/{child}/comm").read_text() == "hugind run\n"
+    finally:
+        proc.kill()
+        proc.communicate(timeout=10)
