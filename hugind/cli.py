@@ -516,6 +516,23 @@ def sessions(
         raise _fail(err) from None
 
 
+@app.command(cls=_Command)
+def warm(
+    stop: Annotated[
+        bool, typer.Option("--stop", help="Stop them: no new run is served; runs under way finish first.")
+    ] = False,
+) -> None:
+    """List your warm servers (the pre-imported processes later hugind runs are forked from)."""
+    from hugind.warm import control
+
+    found = control.servers()
+    if stop:
+        for server in control.stop(found):
+            typer.echo(f"stopping {server.pid} ({server.runs} runs under way)", err=True)
+        return
+    typer.echo(control.render(found))
+
+
 def main() -> None:
     """The ``hugind`` command (kept here for callers of ``hugind.cli:main``)."""
     from hugind.entry import main as entry_main

@@ -14,7 +14,8 @@ the CPU time the child used.
 
 The server ends when it has had no request and no child for its idle time
 (``HUGIND_WARM_IDLE`` seconds, 600 by default), when its code changed on
-disk (stale: it stops listening at once and ends after its last child), or
+disk (stale: it stops listening at once and ends after its last child), on
+SIGTERM (``hugind warm --stop``: the same, runs under way finish first), or
 when a client's key is not its own (it then refuses everyone until idle).
 """
 
@@ -77,17 +78,24 @@ class Server:
         self.compatible = warm_key.compute(_package_dir()) == key
         self.context = peer.context("self")
         self.files = _Files()
-        self.stale = False
+        self.closing = False  # stale or told to stop: no new run, end after the last one
+        self._wake_r, wake_w = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(wake_w)  # a signal wakes the poll, whose loop then sees closing
+        signal.signal(signal.SIGTERM, self._stop)
         self.runs: dict[int, _Run] = {}  # by pidfd
         self.by_conn: dict[int, _Run] = {}  # by the connection's fd
         self.idle = float(os.environ.get("HUGIND_WARM_IDLE", DEFAULT_IDLE))
         self.last_activity = time.monotonic()
 
+    def _stop(self, _signum: int, _frame: object) -> None:
+        self.closing = True
+
     def serve(self) -> None:
         poller = select.poll()
         poller.register(self.listener.fileno(), select.POLLIN)
+        poller.register(self._wake_r, select.POLLIN)
         while True:
-            if not self.runs and (self.stale or time.monotonic() - self.last_activity >= self.idle):
+            if not self.runs and (self.closing or time.monotonic() - self.last_activity >= self.idle):
                 return
             timeout = max(0.0, self.idle - (time.monotonic() - self.last_activity)) if not self.runs else None
             events = poller.poll(None if timeout is None else int(timeout * 1000) + 1)
@@ -98,14 +106,17 @@ class Server:
                     import traceback  # children die with it (PR_SET_PDEATHSIG)
 
                     traceback.print_exc()
-            if self.stale and self.listener.fileno() >= 0:  # the next client starts a fresh server
+            if self.closing and self.listener.fileno() >= 0:  # the next client starts a fresh server
                 poller.unregister(self.listener.fileno())
                 self.listener.close()
 
     def _event(self, fd: int, poller: select.poll) -> None:
         """One poll event. A descriptor closed earlier in the same round may have been
         reused since, so handlers never block on what an event seemed to promise."""
-        if fd == self.listener.fileno():
+        if fd == self._wake_r:
+            with contextlib.suppress(BlockingIOError):
+                os.read(self._wake_r, 512)
+        elif fd == self.listener.fileno():
             self.last_activity = time.monotonic()
             run = self._accept()
             if run is not None:
@@ -158,7 +169,7 @@ class Server:
                     raise peer.Mismatch("not a run request")
                 peer.verify(mine, fds[0])
                 if self.files.changed():
-                    self.stale = True
+                    self.closing = True
                     raise peer.Mismatch("stale: hugind's code changed since this server started")
                 umask = peer.umask_of(client)
                 main_package, argc = fields[1].decode(), int(fields[4])

@@ -604,3 +604,37 @@ def test_ps_names_the_server_and_its_runs(warm, tmp_path):
     finally:
         proc.kill()
         proc.communicate(timeout=10)
+
+
+def test_hugind_warm_lists_servers_and_stop_lets_runs_under_way_finish(warm, tmp_path):
+    warm.start_server("run", "examples/hello")
+    (server,) = warm.servers()
+    listing = warm.run("warm")
+    assert listing.returncode == 0, listing.stderr
+    assert str(server).encode() in listing.stdout
+    proc = _sleeping_run(tmp_path, warm.env)
+    try:
+        _child_of(server)
+        stopping = warm.run("warm", "--stop")
+        assert stopping.returncode == 0, stopping.stderr
+        assert f"stopping {server} (1 runs under way)".encode() in stopping.stderr
+        time.sleep(0.5)
+        assert os.path.exists(f"/proc/{server}") and proc.poll() is None  # the run goes on
+        later = warm.run("run", "examples/hello")
+        assert b"no server" in later.stderr  # it listens no more: the next run starts a new one
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        assert proc.returncode == 130, err
+        deadline = time.monotonic() + 10
+        while _state_or_gone(server) not in ("gone", "Z") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert _state_or_gone(server) in ("gone", "Z")  # ended after its last run
+    finally:
+        proc.kill()
+
+
+def _state_or_gone(pid: int) -> str:
+    try:
+        return _state(pid)
+    except OSError:
+        return "gone"
