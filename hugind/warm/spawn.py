@@ -35,18 +35,29 @@ def start_server(key: str) -> None:
             env[name] = os.environ[name]
     env["HUGIND_WARM_SYS_PATH"] = json.dumps(sys.path)
     argv = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", _BOOT, key]
-    # posix_spawn, not Popen: nothing to reap or warn about when this process ends first.
     null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
     log = os.environ.get("HUGIND_WARM_LOG")  # the server's own errors, for whoever debugs it
     if log:
         null[2] = (os.POSIX_SPAWN_OPEN, 2, log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    with contextlib.suppress(OSError, ValueError):
-        os.posix_spawn(
-            sys.executable,
-            argv,
-            env,
-            file_actions=null,
-            setsid=True,
-            setsigmask=(),
-            setsigdef=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD),
-        )
+    # Spawned by a child that exits at once, so the server is never this run's child: a run
+    # that outlives it would keep it as a zombie, and nothing here is left to reap. (No
+    # thread runs yet in this process: the warm client imports nothing that starts one.)
+    try:
+        middle = os.fork()
+    except OSError:
+        return
+    if middle == 0:
+        try:
+            os.posix_spawn(
+                sys.executable,
+                argv,
+                env,
+                file_actions=null,
+                setsid=True,
+                setsigmask=(),
+                setsigdef=(signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGCHLD),
+            )
+        finally:
+            os._exit(0)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(middle, 0)

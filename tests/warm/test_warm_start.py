@@ -638,3 +638,21 @@ def _state_or_gone(pid: int) -> str:
         return _state(pid)
     except OSError:
         return "gone"
+
+
+def test_a_server_is_never_the_child_of_the_run_that_started_it(warm, tmp_path):
+    """A long cold run that outlived its server would keep it as a zombie: the server is
+    spawned through a middle process that exits at once."""
+    proc = _sleeping_run(tmp_path, warm.env)  # no server yet: this run is cold and starts one
+    try:
+        deadline = time.monotonic() + 30
+        while not warm.servers() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (server,) = warm.servers()
+        with open(f"/proc/{server}/status") as f:
+            parent = next(int(line.split()[1]) for line in f if line.startswith("PPid:"))
+        assert parent != proc.pid
+        assert server not in _children(proc.pid)
+    finally:
+        proc.kill()
+        proc.communicate(timeout=10)
