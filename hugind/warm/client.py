@@ -21,6 +21,7 @@ OFF_VALUES = ("0", "off", "no", "false")
 # Signals a shell or a supervisor sends to stop or wake a command: the child gets them.
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP", "SIGQUIT", "SIGUSR1", "SIGUSR2")
 HANDSHAKE_TIMEOUT = 2.0
+STARTED_TIMEOUT = 30.0  # from the request to the server's "started" (a fork, normally ~1 ms)
 
 
 class Lost(Exception):
@@ -196,18 +197,25 @@ def _restore_signals() -> None:
 
 
 def _wait(sock: _socket.socket) -> int | None:
-    """The child's exit status; None if the server refused the request (nothing started)."""
-    sock.settimeout(None)
+    """The child's exit status; None if the server refused the request (nothing started).
+
+    Until the server says the child started, this waits STARTED_TIMEOUT at most (a server
+    stopped or stuck must not hang the command); it then ends as a lost run, not a cold
+    one, since the child may exist."""
+    sock.settimeout(STARTED_TIMEOUT)
     started = False
     while True:
         try:
             fields, _ = wire.receive(sock)
+        except TimeoutError:
+            raise Lost(f"the warm server did not start the run within {STARTED_TIMEOUT:.0f} s") from None
         except OSError as err:
             raise Lost(f"the warm server failed during the run ({err.strerror or err})") from None
         if not fields:
             raise Lost("the warm server ended during the run")
         if fields[0] == b"started":
             started = True
+            sock.settimeout(None)
             _trace("served by a warm server")
         elif fields[0] == b"refuse" and not started:
             _restore_signals()

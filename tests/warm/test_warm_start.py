@@ -656,3 +656,44 @@ def test_a_server_is_never_the_child_of_the_run_that_started_it(warm, tmp_path):
     finally:
         proc.kill()
         proc.communicate(timeout=10)
+
+
+def test_a_server_that_never_answers_the_request_does_not_hang_its_client(warm, monkeypatch):
+    """Stopped (SIGSTOP) between the handshake and the fork, a server leaves its client
+    waiting at most STARTED_TIMEOUT; the client then ends with 70 and says why (not a cold
+    run: the child may exist)."""
+    key = _client_key(warm)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(warm_key.address(key))
+    listener.listen(1)
+    import threading
+
+    def silent_after_the_request() -> None:  # an honest server that then stops answering
+        conn, _ = listener.accept()
+        with conn:
+            fields, _ = wire.receive(conn)
+            creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
+            client_pid = int.from_bytes(creds[:4], sys.byteorder)
+            mine = peer.proof_file()
+            answer = peer.prove(client_pid, int(fields[2]))
+            wire.send(conn, [b"proof", str(mine).encode()], [answer])
+            _, fds = wire.receive(conn)  # the run request: never answered
+            for fd in fds:  # the client's streams among them: held, its reader would wait on
+                os.close(fd)
+            time.sleep(8)
+
+    thread = threading.Thread(target=silent_after_the_request, daemon=True)
+    thread.start()
+    code = (
+        "import sys; sys.argv = ['hugind', 'run', 'examples/hello']; import os; sys.path[0] = os.getcwd()\n"
+        "from hugind.warm import client; client.STARTED_TIMEOUT = 2.0\n"
+        "print(client.attempt(sys.argv))"
+    )
+    started = time.monotonic()
+    try:
+        proc = subprocess.run([sys.executable, "-c", code], capture_output=True, env=warm.env, cwd=REPO, timeout=15)
+    finally:
+        listener.close()
+    assert time.monotonic() - started < 6
+    assert proc.stdout == b"70\n", proc.stderr
+    assert b"the warm server did not start the run within 2 s" in proc.stderr
