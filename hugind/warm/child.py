@@ -48,7 +48,7 @@ def become(server: int, sockets: list[socket.socket], fds: list[int], request: R
         for target, fd in enumerate(stdio):
             os.dup2(fd, target)
         os.fchdir(cwd)
-        os.closerange(3, _max_fd())
+        os.closerange(3, max_fd())
         os.umask(request.umask)
         name_process(b"hugind run")
         _signals(request)
@@ -69,7 +69,7 @@ def _tie_to(server: int) -> None:
         os._exit(70)
 
 
-def _max_fd() -> int:
+def max_fd() -> int:
     import resource
 
     soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)

@@ -292,6 +292,10 @@ def _import_run_stack() -> None:
 
 
 def main(key: str) -> None:
+    # A daemon holds nothing of whoever started it: a descriptor inherited past exec (a
+    # supervisor's pipe, say) would keep that pipe open, and its reader waiting, for as
+    # long as this server lives. Standard streams are /dev/null already (spawn.py).
+    os.closerange(3, child.max_fd())
     os.chdir("/")
     child.name_process(b"hugind-warm")  # in ps and top, instead of the interpreter's command line
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET | socket.SOCK_CLOEXEC)

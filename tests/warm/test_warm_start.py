@@ -697,3 +697,31 @@ def test_a_server_that_never_answers_the_request_does_not_hang_its_client(warm, 
     assert time.monotonic() - started < 6
     assert proc.stdout == b"70\n", proc.stderr
     assert b"the warm server did not start the run within 2 s" in proc.stderr
+
+
+def test_a_server_holds_no_descriptor_of_whoever_started_it(warm, tmp_path):
+    """A supervisor's pipe inherited by the first run must not stay open in the server,
+    or the supervisor would wait on it for the server's whole life."""
+    read_end, write_end = os.pipe()
+    os.set_inheritable(write_end, True)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-m", "hugind", "run", "examples/hello"],
+            capture_output=True,
+            env=warm.env,
+            cwd=REPO,
+            pass_fds=(write_end,),
+            timeout=60,
+        )
+        assert b"no server" in proc.stderr
+    finally:
+        os.close(write_end)
+    deadline = time.monotonic() + 30
+    while not warm.servers() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (server,) = warm.servers()
+    time.sleep(0.5)  # past its start
+    held = [os.readlink(f"/proc/{server}/fd/{fd}") for fd in os.listdir(f"/proc/{server}/fd")]
+    pipe = f"pipe:[{os.fstat(read_end).st_ino}]"
+    os.close(read_end)
+    assert pipe not in held, held
