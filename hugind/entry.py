@@ -91,8 +91,10 @@ def main() -> None:
     try:
         served = attempt(sys.argv)
     except KeyboardInterrupt:  # Ctrl-C before the server took the run: as a cold run's start
+        from hugind.errors import ExitCode
+
         sys.stderr.write("hugind: interrupted\n")
-        os._exit(130)
+        os._exit(ExitCode.CANCELLED)
     if served is not None:
         os._exit(served)
     main_here()
@@ -112,7 +114,7 @@ def main_here() -> None:
             sys.exit(quick_code)
         except KeyboardInterrupt:
             sys.stderr.write("hugind: interrupted\n")
-            sys.exit(130)
+            sys.exit(ExitCode.CANCELLED)
         except HugindError as err:  # raised outside a command's own handling
             if not err.quiet:
                 sys.stderr.write(f"hugind: error: {err.message}\n")

@@ -94,30 +94,21 @@ def attempt(argv: list[str]) -> int | None:
         sock.close()
 
 
-def _peer_pid(sock: _socket.socket) -> int:
-    creds = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
-    pid, uid = int.from_bytes(creds[0:4], sys.byteorder), int.from_bytes(creds[4:8], sys.byteorder)
-    if uid != os.geteuid():
-        raise peer.Mismatch("another user's server")
-    return pid
-
-
 def _handshake(sock: _socket.socket, argv: list[str], key: str) -> bool:
     """True once the request is sent; False if either side refused before that."""
-    server = _peer_pid(sock)
+    server = peer.peer_pid(sock)
     mine = peer.proof_file()
     try:
         wire.send(sock, [b"hello", key.encode(), str(mine).encode()])
         fields, fds = wire.receive(sock)
         try:
             if fields[:1] == [b"refuse"]:
-                raise peer.Mismatch(f"the server refused: {b' '.join(fields[1:]).decode(errors='replace')}")
+                raise peer.Mismatch(f"the server refused: {wire.reason(fields)}")
             if not fields or fields[0] != b"proof" or len(fds) != 1 or len(fields) != 2:
                 return False
             peer.verify(mine, fds[0])
         finally:
-            for fd in fds:
-                os.close(fd)
+            wire.close_all(fds)
         peer.compare(peer.context("self"), peer.context(server))
         answer = peer.prove(server, int(fields[1]))
     finally:
@@ -219,7 +210,7 @@ def _wait(sock: _socket.socket) -> int | None:
             _trace("served by a warm server")
         elif fields[0] == b"refuse" and not started:
             _restore_signals()
-            _trace(f"cold: the server refused: {b' '.join(fields[1:]).decode(errors='replace')}")
+            _trace(f"cold: the server refused: {wire.reason(fields)}")
             return None
         elif fields[0] in (b"exit", b"killed") and len(fields) == 3:
             try:

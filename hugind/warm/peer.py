@@ -19,6 +19,9 @@ made for this one connection, so the proof cannot be replayed.
 
 import os
 import stat
+import sys
+from _socket import SO_PEERCRED, SOL_SOCKET
+from _socket import socket as _Socket  # socket.socket is a subclass: both sides pass theirs
 
 NAMESPACES = ("cgroup", "ipc", "mnt", "net", "pid", "time", "user", "uts")
 STATUS_FIELDS = (
@@ -86,6 +89,16 @@ def context(pid: int | str) -> dict[str, str]:
     found["nice"] = str(os.getpriority(os.PRIO_PROCESS, number))
     found["scheduler"] = str(os.sched_getscheduler(number))
     return found
+
+
+def peer_pid(sock: _Socket) -> int:
+    """The pid at the other end of a connected Unix socket, refused unless it runs as this
+    process's effective user (SO_PEERCRED: the credentials it had when it connected)."""
+    creds = sock.getsockopt(SOL_SOCKET, SO_PEERCRED, 12)  # struct ucred: pid, uid, gid
+    pid, uid = int.from_bytes(creds[0:4], sys.byteorder), int.from_bytes(creds[4:8], sys.byteorder)
+    if uid != os.geteuid():
+        raise Mismatch("the peer runs as another user")
+    return pid
 
 
 def umask_of(pid: int) -> int:

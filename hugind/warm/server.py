@@ -145,12 +145,9 @@ class Server:
         return None
 
     def _handshake(self, conn: socket.socket) -> _Run | None:
-        creds = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
-        client = int.from_bytes(creds[0:4], sys.byteorder)
-        if int.from_bytes(creds[4:8], sys.byteorder) != os.geteuid():
-            raise peer.Mismatch("another user")
+        client = peer.peer_pid(conn)
         fields, fds = wire.receive(conn)
-        _close_all(fds)
+        wire.close_all(fds)
         if len(fields) != 3 or fields[0] != b"hello":
             raise peer.Mismatch("not a hello")
         if not self.compatible or fields[1] != self.key.encode():
@@ -180,7 +177,7 @@ class Server:
                 request = child.Request(argv, env, umask, main_package, ignored, blocked)
                 pid = self._fork(conn, fds[1:], request)
             finally:
-                _close_all(fds)
+                wire.close_all(fds)
         finally:
             os.close(mine)
         conn.settimeout(None)
@@ -209,7 +206,7 @@ class Server:
             return
         except OSError:
             fields, fds = [], []
-        _close_all(fds)
+        wire.close_all(fds)
         if not fields:  # the client is gone: so is its run
             poller.unregister(run.conn.fileno())
             del self.by_conn[run.conn.fileno()]
@@ -258,12 +255,6 @@ def _kill(run: _Run) -> None:
 def _refuse(conn: socket.socket, reason: str) -> None:
     with contextlib.suppress(OSError):
         wire.send(conn, [b"refuse", reason.encode("utf-8", "replace")])
-
-
-def _close_all(fds: list[int]) -> None:
-    for fd in fds:
-        with contextlib.suppress(OSError):
-            os.close(fd)
 
 
 def _package_dir() -> str:

@@ -47,16 +47,22 @@ def receive(sock: _socket.socket, flags: int = 0) -> tuple[list[bytes], list[int
             whole = len(blob) - len(blob) % _INT
             fds += [int.from_bytes(blob[i : i + _INT], sys.byteorder, signed=True) for i in range(0, whole, _INT)]
     if flags & (_socket.MSG_TRUNC | _socket.MSG_CTRUNC) or not data:
-        for fd in fds:
-            _close(fd)
+        close_all(fds)
         if data:
             raise WireError("message too large")
         return [], []
     return data.split(b"\0"), fds
 
 
-def _close(fd: int) -> None:
-    try:  # noqa: SIM105 - contextlib costs a client more to import than this whole module
-        os.close(fd)
-    except OSError:
-        pass
+def close_all(fds: list[int]) -> None:
+    """Close descriptors received (or about to be dropped), ignoring any already closed."""
+    for fd in fds:
+        try:  # noqa: SIM105 - contextlib costs a client more to import than this whole module
+            os.close(fd)
+        except OSError:
+            pass
+
+
+def reason(fields: list[bytes]) -> str:
+    """The text of a ``refuse`` message."""
+    return b" ".join(fields[1:]).decode(errors="replace")
