@@ -32,7 +32,7 @@ import wasmtime
 from hugind import std_streams
 from hugind.errors import AgentFailed, EngineError, HugindError, LimitExceeded, TrapError
 from hugind.host.dispatch import Dispatcher
-from hugind.sandbox import raw_export, raw_import, wasi_guard, wasi_output
+from hugind.sandbox import raw_export, raw_import, recycle, wasi_guard, wasi_output
 from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
 from hugind.sandbox.wasi_clock import WasiClock
 from hugind.sandbox.wasi_guard import WasiGuard
@@ -158,12 +158,22 @@ class GuestInstance:
     ) -> None:
         _check_initial_memory(wasm_module, limits.memory_bytes)
         self.engine = get_engine(engine_config)
-        self.store = wasmtime.Store(self.engine)
+        try:
+            pre = _linked_for(self.engine, io.inherit_stdin, tape is not None).pre(wasm_module)
+        except wasmtime.WasmtimeError as exc:
+            raise blame(f"cannot instantiate the module: {_first_line(exc)}") from None
+        # An instance of hugind's own engine left by an earlier run, reset to
+        # exactly what instantiating gives (recycle.py); a taped run instantiates.
+        kept = self._kept = recycle.take(pre) if tape is None else None
+        self.store = kept.store if kept is not None else wasmtime.Store(self.engine)
         self.store.set_limits(memory_size=limits.memory_bytes)
         if engine_config.fuel:
             self.store.set_fuel(limits.fuel or 0)
         self.limits = limits
         self.dispatcher = dispatcher
+        self._module, self._pre = wasm_module, pre
+        self._store_lock = threading.Lock()  # interrupt() against release()
+        self._recyclable = tape is None and recycle.allowed(wasm_module)  # until anything but a clean return
         self._response: bytes | None = None
         self._output_bytes = 0
         self.interrupt_reason: str | None = None
@@ -171,7 +181,8 @@ class GuestInstance:
         self._memory: wasmtime.Memory | None = None
         # Set before the WASI set-up registers this guest for release() (wasi_output.py),
         # which an instance whose instantiation then fails must also survive.
-        self._funcs: dict[str, tuple[wasmtime.Func, raw_export.ExportSig]] = {}
+        self._funcs: dict[str, tuple[wasmtime.Func, raw_export.ExportSig]] = kept.funcs if kept is not None else {}
+        self._wasi_tracked = None
         self.store.set_wasi(self._wasi(io))
         self.wasi_guard = WasiGuard(self.engine, dispatcher.ctx.policy)
         self._wasi_clock: WasiClock | None = None
@@ -184,8 +195,12 @@ class GuestInstance:
         # it gets the run's own deadline; fuel and the memory cap are already set.
         self.store.set_epoch_deadline(seconds_to_ticks(budget_s))
         self._deadline = time.monotonic() + budget_s  # the epoch deadline's twin, for WASI waits
+        self._export_table = raw_export.export_table(wasm_module)
+        if kept is not None:
+            self.instance = kept.instance
+            self._memory = kept.memory
+            return
         try:
-            pre = _linked_for(self.engine, io.inherit_stdin, tape is not None).pre(wasm_module)
             with self._running():
                 self.instance = pre.instantiate(self.store)
         except wasmtime.ExitTrap as exc:
@@ -200,7 +215,6 @@ class GuestInstance:
             # that fails to link is the agent's (InvalidModule).
             raise blame(f"cannot instantiate the module: {_first_line(exc)}") from None
         # Exports are fetched one by one as they are first used (raw_export.py).
-        self._export_table = raw_export.export_table(wasm_module)
         sig = self._export_table.by_name.get("memory")
         if sig is None or sig.kind != "memory":
             raise EngineError("the module does not export its linear memory as 'memory'")
@@ -247,7 +261,7 @@ class GuestInstance:
             wasi.stdin_file = str(io.stdin_path)
         outputs = [self._capped(io.stdout), self._capped(io.stderr)]
         wasi.stdout_custom, wasi.stderr_custom = outputs
-        wasi_output.track(self.store, outputs, self)
+        self._wasi_tracked = wasi_output.track(self.store, outputs, self)
         for host, guest, writable in io.preopens:
             wasi.preopen_dir(str(host), guest, fs_mutable=writable)
         return wasi
@@ -295,8 +309,12 @@ class GuestInstance:
     def interrupt(self, reason: str) -> None:
         if self.interrupt_reason is None:
             self.interrupt_reason = reason
-        if self.store is not None:  # None: released, nothing runs any more
-            self.store.set_epoch_deadline(1)
+        # Under the lock release() takes: a store released meanwhile may already
+        # serve another run (recycle.py), which this must not stop.
+        with self._store_lock:
+            self._recyclable = False
+            if self.store is not None:  # None: released, nothing runs any more
+                self.store.set_epoch_deadline(1)
 
     def release(self) -> None:
         """Let the store (instance, linear memory, WASI context) go now, rather than
@@ -305,10 +323,21 @@ class GuestInstance:
         Python. A small one is dropped here, a large one off the caller's path
         (wasi_output.py says why)."""
         memory, self._memory = self._memory, None
-        self._funcs.clear()
-        store, self.store = self.store, None  # type: ignore[assignment]
+        funcs, self._funcs = self._funcs, {}
+        with self._store_lock:
+            store, self.store = self.store, None  # type: ignore[assignment]
+            recyclable = self._recyclable
         if store is None:
             return
+        if recyclable and memory is not None and self.output_error is None:
+            kept = self._kept or recycle.Kept(store, self.instance, memory)
+            kept.funcs = funcs
+            if recycle.give_back(self._pre, self._module, self.engine, kept):
+                if self._wasi_tracked is not None:
+                    self._wasi_tracked.context_gone()  # reset() replaced it
+                return
+        self._kept = None
+        funcs.clear()
         if not wasi_output.drop_in_place(memory.data_len(store) if memory is not None else None):
             wasi_output.drop_later(store)
         # else the store is dropped as this frame ends: it held the last reference
@@ -420,6 +449,9 @@ class GuestInstance:
             outer, _running.guest = _running.guest, self
             try:
                 result = raw_export.call(self.store, func, sig, args)
+            except BaseException:
+                self._recyclable = False  # a trap, an exit, a host failure: this instance is not kept
+                raise
             finally:
                 _running.guest = outer
         except wasmtime.ExitTrap as exc:

@@ -19,6 +19,7 @@ from pathlib import Path
 import wasmtime
 
 from hugind.errors import EngineError, InvalidModule
+from hugind.sandbox import recycle
 from hugind.sandbox.engine import EngineConfig, load_derived, load_module
 from hugind.sha256 import sha256
 from hugind.wasm.leb128 import WasmFormatError
@@ -80,7 +81,7 @@ def _snapshot_module(path: Path, config: EngineConfig) -> wasmtime.Module | None
 
     digest = _sha256_of(path)
     try:
-        return load_derived(
+        module = load_derived(
             f"js-snapshot-v{FORMAT}|{digest}",
             lambda: build_snapshot(_engine_bytes(path)),
             config,
@@ -91,6 +92,10 @@ def _snapshot_module(path: Path, config: EngineConfig) -> wasmtime.Module | None
             # The engine hugind ships must snapshot; say so, but keep running.
             sys.stderr.write(f"hugind: warning: running the JS engine without a snapshot: {exc}\n")
         return None
+    # Its instances may be kept from run to run (recycle.py): the snapshot exports
+    # its reset handles only when its code cannot write its tables (js_snapshot.py).
+    recycle.allow(module)
+    return module
 
 
 @lru_cache(maxsize=4)

@@ -14,10 +14,14 @@ from __future__ import annotations
 
 import wasmtime
 
+from hugind.wasm.code_scan import state_writer
+from hugind.wasm.leb128 import WasmFormatError
 from hugind.wasm.snapshot import SnapshotError, snapshot
 
 # Part of the cache key: bump when what build_snapshot produces changes for the same engine.
-FORMAT = 1
+FORMAT = 2  # 2: the reset handles are exported, heap headroom (recycle.py)
+WASM_PAGE = 65536
+HEAP_ROOM = ((1, 16), (2, 4), (4, 2))  # (pages per run, runs): 2 MiB of address space
 
 
 def _prepare(store: wasmtime.Store, instance: wasmtime.Instance) -> None:
@@ -31,7 +35,31 @@ def _prepare(store: wasmtime.Store, instance: wasmtime.Instance) -> None:
     status = configure(store, 0, 0)
     if status != 0:
         raise SnapshotError(f"the engine's set-up failed (hugind_js_configure returned {status})")
+    # Room for a run's allocations inside the image's memory, so that a small run
+    # does not grow the memory and its instance can be kept for the next run
+    # (recycle.py). The engine's libc allocator (zig's) takes whole 64 KiB pages
+    # from the memory for each size class and keeps freed page runs by their
+    # size without joining them: so the room is runs of 1, 2 and 4 pages, each
+    # allocated and freed once. Pages nobody touches cost no memory.
+    alloc, free = exports.get("hugind_alloc"), exports.get("hugind_free")
+    if isinstance(alloc, wasmtime.Func) and isinstance(free, wasmtime.Func):
+        blocks = [alloc(store, pages * WASM_PAGE - WASM_PAGE // 2) for pages, count in HEAP_ROOM for _ in range(count)]
+        for block in blocks:
+            if block:
+                free(store, block)
 
 
 def build_snapshot(engine_wasm: bytes) -> bytes:
-    return snapshot(engine_wasm, _prepare)
+    return snapshot(engine_wasm, _prepare, export_state=resettable(engine_wasm))
+
+
+def resettable(engine_wasm: bytes) -> bool:
+    """Whether restoring memory and globals puts an instance of this engine back as
+    fresh: its code has no instruction that writes a table or drops a segment
+    (hugind/wasm/code_scan.py). Only then does the snapshot export its reset handles."""
+    from hugind.wasm import binary as wb
+
+    try:
+        return state_writer(wb.parse(engine_wasm).payload(wb.CODE)) is None
+    except WasmFormatError:
+        return False

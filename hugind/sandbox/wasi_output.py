@@ -39,7 +39,7 @@ DROP_HERE_BYTES = 16 * 1024 * 1024
 
 _cond = threading.Condition()
 _draining = 0  # callbacks of dropped stores that wasmtime still holds
-_stores = 0  # stores with tracked callbacks, alive
+_stores = 0  # WASI contexts with tracked callbacks, alive
 _guests: weakref.WeakSet[Any] = weakref.WeakSet()  # objects with release(): drop the store now
 _refs: set[weakref.ref[Any]] = set()  # the weak references below, kept until their callback ran
 _to_drop: queue.SimpleQueue[Any] = queue.SimpleQueue()
@@ -53,18 +53,48 @@ class _Hold:
     dropped: bool = False  # wasmtime let go of the callback
 
 
-def track(store: Any, callbacks: list[Callable[[bytes], None]], guest: Any) -> None:
+class Tracked:
+    """The callbacks of one WASI context, followed until wasmtime lets go of them.
+
+    The context ends with its store, or earlier when a kept store's context is
+    replaced (recycle.py): ``context_gone`` says so."""
+
+    def __init__(self, holds: list[_Hold]) -> None:
+        self.holds = holds
+        self.store_ref: weakref.ref[Any] | None = None
+        self.gone = False
+
+    def context_gone(self) -> None:
+        global _draining, _stores
+        with _cond:
+            if self.gone:
+                return
+            self.gone = True
+            if self.store_ref is not None:
+                _refs.discard(self.store_ref)  # its callback must not count this context again
+                self.store_ref = None
+            _stores -= 1
+            for hold in self.holds:
+                hold.store_gone = True
+                if not hold.dropped:
+                    _draining += 1
+            _cond.notify_all()
+
+
+def track(store: Any, callbacks: list[Callable[[bytes], None]], guest: Any) -> Tracked:
     """Follow ``callbacks`` (set on ``store``'s WASI config) until wasmtime lets go of them."""
     global _stores
-    holds = [_Hold() for _ in callbacks]
+    tracked = Tracked([_Hold() for _ in callbacks])
     # Plain weakref callbacks, not weakref.finalize: finalize's own exit hook
     # turns every finalizer off, and it may run before ours.
     with _cond:
-        for callback, hold in zip(callbacks, holds, strict=True):
+        for callback, hold in zip(callbacks, tracked.holds, strict=True):
             _refs.add(weakref.ref(callback, lambda ref, hold=hold: _dropped(ref, hold)))
-        _refs.add(weakref.ref(store, lambda ref: _store_gone(ref, holds)))
+        tracked.store_ref = weakref.ref(store, lambda ref: tracked.context_gone())
+        _refs.add(tracked.store_ref)
         _stores += 1
     _guests.add(guest)
+    return tracked
 
 
 def _dropped(ref: weakref.ref[Any], hold: _Hold) -> None:
@@ -75,18 +105,6 @@ def _dropped(ref: weakref.ref[Any], hold: _Hold) -> None:
         if hold.store_gone:
             _draining -= 1
             _cond.notify_all()
-
-
-def _store_gone(ref: weakref.ref[Any], holds: list[_Hold]) -> None:
-    global _draining, _stores
-    with _cond:
-        _refs.discard(ref)
-        _stores -= 1
-        for hold in holds:
-            hold.store_gone = True
-            if not hold.dropped:
-                _draining += 1
-        _cond.notify_all()
 
 
 def drop_in_place(memory_bytes: int | None) -> bool:

@@ -49,11 +49,15 @@ def snapshot(
     *,
     engine: wasmtime.Engine | None = None,
     fuel: int = DEFAULT_FUEL,
+    export_state: bool = False,
 ) -> bytes:
     """Return ``wasm`` pre-initialized by ``prepare`` (see the module docstring).
 
     ``engine``: where to run the set-up; by default a fresh fuel-metered one
     (``fuel`` units), so a set-up that never ends is stopped.
+    ``export_state``: the result also exports its mutable globals and tables
+    under reserved names (``is_state_export``), so a host can put an
+    instance back to its starting state (hugind/sandbox/recycle.py).
     """
     from hugind.wasm import binary as wb
 
@@ -95,7 +99,7 @@ def snapshot(
         glob = exports[f"{RESERVED_PREFIX}global_{index}"]
         assert isinstance(glob, wasmtime.Global)
         values[index] = glob.value(store)
-    return plan.write(image, memory.size(store), values)
+    return plan.write(image, memory.size(store), values, export_state)
 
 
 def engine_uses_fuel(store: wasmtime.Store) -> bool:
@@ -141,17 +145,21 @@ class _Plan:
         if taken:
             raise SnapshotError(f"the module already exports '{taken[0]}', a name reserved for snapshotting")
 
+    def state_exports(self) -> list[wb.Export]:
+        from hugind.wasm import binary as wb
+
+        out = [wb.Export(f"{RESERVED_PREFIX}global_{i}", wb.KIND_GLOBAL, i) for i in self.mutable_globals]
+        return out + [wb.Export(f"{RESERVED_PREFIX}table_{i}", wb.KIND_TABLE, i) for i in range(self.table_count)]
+
     def instrumented(self) -> bytes:
         from hugind.wasm import binary as wb
 
-        extra = [wb.Export(RESERVED_PREFIX + "memory", wb.KIND_MEMORY, 0)]
-        extra += [wb.Export(f"{RESERVED_PREFIX}global_{i}", wb.KIND_GLOBAL, i) for i in self.mutable_globals]
-        extra += [wb.Export(f"{RESERVED_PREFIX}table_{i}", wb.KIND_TABLE, i) for i in range(self.table_count)]
+        extra = [wb.Export(RESERVED_PREFIX + "memory", wb.KIND_MEMORY, 0), *self.state_exports()]
         copy = wb.Module([wb.Section(s.id, s.payload) for s in self.module.sections])
         copy.put(wb.EXPORT, wb.encode_exports(self.exports + extra))
         return copy.to_bytes()
 
-    def write(self, image: bytes, pages: int, values: dict[int, int | float]) -> bytes:
+    def write(self, image: bytes, pages: int, values: dict[int, int | float], export_state: bool = False) -> bytes:
         from hugind.wasm import binary as wb
 
         out = wb.Module([wb.Section(s.id, s.payload) for s in self.module.sections])
@@ -164,13 +172,19 @@ class _Plan:
         out.put(wb.MEMORY, wb.encode_memories([wb.Limits(pages, self.memory.max)]))
         # Constructors (and any start function) already ran; running them again
         # would re-initialize over the image.
-        out.put(wb.EXPORT, wb.encode_exports([e for e in self.exports if e.name != "_initialize"]))
+        kept = [e for e in self.exports if e.name != "_initialize"]
+        out.put(wb.EXPORT, wb.encode_exports(kept + (self.state_exports() if export_state else [])))
         out.put(wb.START, None)
         segments = [wb.DataSegment(data, wb.i32_offset(offset)) for offset, data in nonzero_runs(image)]
         out.put(wb.DATA, wb.encode_data(segments) if segments else None)
         if out.find(wb.DATACOUNT) is not None:
             out.put(wb.DATACOUNT, unsigned(len(segments)))
         return out.to_bytes()
+
+
+def is_state_export(name: str) -> bool:
+    """Whether ``name`` is one of the reserved exports of a global or table (``export_state``)."""
+    return name.startswith((RESERVED_PREFIX + "global_", RESERVED_PREFIX + "table_"))
 
 
 def nonzero_runs(image: bytes, gap: int = ZERO_GAP) -> list[tuple[int, bytes]]:

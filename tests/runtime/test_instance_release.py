@@ -77,8 +77,9 @@ def _guest(memory_mib: int = 0) -> GuestInstance:
     return guest
 
 
-def test_a_small_store_is_dropped_by_release_itself():
+def test_a_small_store_is_dropped_by_release_itself(monkeypatch):
     # A thread hand-over costs a trivial run more than the drop (wasi_output.py).
+    monkeypatch.setenv("HUGIND_RECYCLE", "0")  # a store that is not kept (recycle.py)
     guest = _guest()
     store = weakref.ref(guest.store)
     guest.release()
@@ -89,6 +90,7 @@ def test_a_large_store_is_dropped_off_the_callers_path(monkeypatch):
     handed: list[object] = []
     drop_later = wasi_output.drop_later
     monkeypatch.setattr(wasi_output, "drop_later", lambda store: (handed.append(1), drop_later(store)))
+    monkeypatch.setenv("HUGIND_RECYCLE", "0")
     guest = _guest(wasi_output.DROP_HERE_BYTES // 2**20 + 1)
     before = wasi_output.outstanding()[0]
     guest.release()

@@ -1,0 +1,298 @@
+"""A finished guest's instance kept for the next run of the same module, first put
+back exactly as a fresh instantiation leaves it.
+
+Why: a fresh instance of the JS engine's snapshot pays, per run, its
+instantiation, ~85 copy-on-write page faults as the run first writes pages of
+the image (~1.9 us each, the kernel copying the page), and the store's drop
+(unmapping those pages). A kept instance pays none of these; its reset copies
+back only the pages that are no longer the image's own (docs/design.md,
+"Recycled instances"; bench/instance_start.py measures both).
+
+What "exactly as fresh" covers, all the state wasm code can observe:
+
+* Linear memory: the same size as at instantiation (a run that grew it is not
+  kept) and every byte equal to a fresh instance's. wasmtime maps the image
+  privately from a sealed memfd: a page the run never wrote is still that
+  file's page, and the kernel turns any page written, even once, into a
+  private copy. ``/proc/self/pagemap`` tells the two apart per page (bit 61:
+  file page; bit 63: present; bit 62: swapped out), so every page that is
+  present or swapped and not the file's is copied back from a fresh
+  instance's memory, read once per module. Nothing is guessed: a page is trusted only when the kernel shows
+  it is the image file's. Without a readable pagemap nothing is kept.
+* Mutable globals: set back to their starting values (the snapshot exports
+  them for this: hugind/wasm/snapshot.py, ``export_state``).
+* Tables: their size is checked; their elements cannot change, because the
+  engine's code holds no instruction that writes a table (checked when the
+  snapshot is made; js_snapshot.py).
+* WASI: the run's context (its stdio callbacks, argv, env, preopened
+  directories, open files) is dropped at once; the next run sets its own.
+
+Only modules registered with ``allow`` are kept: the JS engine's snapshot,
+hugind's own code built from pinned sources. An agent's own ``.wasm`` is
+never kept (its code may write tables or drop segments, which no reset can
+undo). Only an instance whose run ended cleanly is kept (GuestInstance
+decides: no trap, no exit, no interrupt).
+
+The first run of a module in a process is never kept: a one-shot ``hugind
+run`` must not pay for reading the image it will not reuse. From the second
+on, up to ``MAX_KEPT`` instances per module wait, each holding the private
+pages its runs wrote (~0.25 MiB for a trivial agent). ``HUGIND_RECYCLE=0``
+keeps none: every run then gets a fresh instance.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import mmap
+import os
+import re
+import sys
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any
+
+import wasmtime
+from wasmtime import _ffi as ffi
+
+from hugind.sandbox import raw_export
+from hugind.wasm.snapshot import RESERVED_PREFIX, is_state_export
+
+MAX_KEPT = 2  # per module: instances waiting for a run
+# A run that left more private pages than this is not kept: its reset (and the
+# memory an idle instance holds) would cost more than a fresh instance saves.
+MAX_PRIVATE_BYTES = 4 * 1024 * 1024
+
+PAGE = mmap.PAGESIZE
+_WASM_PAGE = 65536
+# The byte of a pagemap entry holding bits 56-63, by the machine's byte order.
+_TOP = 7 if sys.byteorder == "little" else 0
+_PRESENT, _SWAPPED, _FILE = 0x80, 0x40, 0x20  # bits 63, 62, 61
+# A page to copy back: swapped out, or present and not the image file's.
+_RESTORE = bytes(1 if (b & _SWAPPED) or (b & _PRESENT and not b & _FILE) else 0 for b in range(256))
+_RUNS = re.compile(rb"\x01+")
+_NUMBER_KINDS = {kind.value for kind in (ffi.WASMTIME_I32, ffi.WASMTIME_I64, ffi.WASMTIME_F32, ffi.WASMTIME_F64)}
+
+
+@dataclass
+class Kept:
+    """One instance between runs: what GuestInstance takes over instead of instantiating."""
+
+    store: wasmtime.Store
+    instance: wasmtime.Instance
+    memory: wasmtime.Memory
+    funcs: dict[str, Any] = field(default_factory=dict)  # exports fetched so far (GuestInstance._funcs)
+    globals: list[wasmtime.Global] | None = None  # the reset handles, fetched on the first reset
+    tables: list[wasmtime.Table] | None = None
+
+
+@dataclass
+class _Pristine:
+    """What a fresh instance of the module holds, read once from an instance that never ran."""
+
+    image: ctypes.Array[ctypes.c_char]  # the whole linear memory
+    wasm_pages: int
+    globals: list[tuple[int, ffi.wasmtime_val_t]]  # (export index, starting value as wasmtime holds it)
+    tables: list[tuple[int, int]]  # (export index, size)
+
+
+@dataclass
+class Stats:
+    """Counts over the process's life: for tests and the bench."""
+
+    kept: int = 0  # instances reset and put on a shelf
+    taken: int = 0  # runs that started on a kept instance
+
+
+stats = Stats()
+
+
+class _Shelf:
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.finished = 0
+        self.pristine: _Pristine | None = None
+        self.unusable = False  # the pristine state could not be read: keep nothing
+        self.kept: list[Kept] = []
+
+
+_allowed: weakref.WeakSet[wasmtime.Module] = weakref.WeakSet()
+_shelves: weakref.WeakKeyDictionary[wasmtime.InstancePre, _Shelf] = weakref.WeakKeyDictionary()
+_shelves_lock = threading.Lock()
+_pagemap: tuple[int, int] | None = None  # (pid, fd): a child of fork() must read its own
+_pagemap_lock = threading.Lock()
+
+
+def allow(module: wasmtime.Module) -> None:
+    """Let instances of ``module`` be kept: hugind's own engine, whose snapshot exports its reset handles."""
+    names = {export.name for export in module.exports}
+    if any(is_state_export(name) for name in names):
+        _allowed.add(module)
+
+
+def allowed(module: wasmtime.Module) -> bool:
+    return module in _allowed
+
+
+def take(pre: wasmtime.InstancePre) -> Kept | None:
+    """A kept instance of ``pre``'s module, reset, for a new run; None: instantiate one."""
+    shelf = _shelves.get(pre)
+    if shelf is None or not shelf.kept:
+        return None
+    with shelf.lock:
+        if not shelf.kept:
+            return None
+        stats.taken += 1
+        return shelf.kept.pop()
+
+
+def give_back(pre: wasmtime.InstancePre, module: wasmtime.Module, engine: wasmtime.Engine, kept: Kept) -> bool:
+    """Reset ``kept`` (whose run ended cleanly) and keep it for the next run.
+    False: it was not kept, and the caller drops it as before."""
+    if module not in _allowed or os.environ.get("HUGIND_RECYCLE") == "0":
+        return False
+    with _shelves_lock:
+        shelf = _shelves.get(pre)
+        if shelf is None:
+            shelf = _shelves[pre] = _Shelf()
+    with shelf.lock:
+        shelf.finished += 1
+        if shelf.finished < 2 or shelf.unusable or len(shelf.kept) >= MAX_KEPT:
+            return False
+        pristine = shelf.pristine
+    if pristine is None:
+        pristine = _read_pristine(pre, module, engine)
+        with shelf.lock:
+            if pristine is None:
+                shelf.unusable = True
+                return False
+            shelf.pristine = pristine
+    try:
+        if not reset(kept, pristine):
+            return False
+    except (wasmtime.WasmtimeError, OSError, ValueError):
+        return False
+    with shelf.lock:
+        if len(shelf.kept) >= MAX_KEPT:
+            return False
+        shelf.kept.append(kept)
+        stats.kept += 1
+    return True
+
+
+def reset(kept: Kept, pristine: _Pristine) -> bool:
+    """Put ``kept`` back as a fresh instance (the module docstring says what that covers).
+    False: it cannot be (memory grown, a table resized, too many pages to restore)."""
+    store, memory = kept.store, kept.memory
+    if memory.size(store) != pristine.wasm_pages:
+        return False
+    if kept.globals is None or kept.tables is None:
+        kept.globals = [_global_at(store, kept.instance, index) for index, _ in pristine.globals]
+        kept.tables = [_table_at(store, kept.instance, index) for index, _ in pristine.tables]
+    for table, (_, size) in zip(kept.tables, pristine.tables, strict=True):
+        if table.size(store) != size:
+            return False
+    base = ctypes.addressof(memory.data_ptr(store).contents)
+    length = memory.data_len(store)
+    flags = _page_flags(base, length)
+    if flags is None:
+        return False
+    restore = flags.translate(_RESTORE)
+    if restore.count(1) * PAGE > MAX_PRIVATE_BYTES:
+        return False
+    if length != len(pristine.image):
+        return False
+    image = ctypes.addressof(pristine.image)
+    for run in _RUNS.finditer(restore):
+        start, end = run.span()
+        ctypes.memmove(base + start * PAGE, image + start * PAGE, (end - start) * PAGE)
+    context = store._context()
+    for glob, (_, value) in zip(kept.globals, pristine.globals, strict=True):
+        # Raw: the snapshot's mutable globals are numbers (hugind/wasm/snapshot.py),
+        # so the value read from the fresh instance needs no conversion or rooting.
+        error = ffi.wasmtime_global_set(context, ctypes.byref(glob._global), ctypes.byref(value))
+        if error:
+            raise wasmtime.WasmtimeError._from_ptr(error)
+    # The run's WASI context goes now: its files and preopened directories are
+    # closed and its output callbacks released, not when the next run starts.
+    store.set_wasi(wasmtime.WasiConfig())
+    return True
+
+
+def _page_flags(base: int, length: int) -> bytes | None:
+    """The top byte of the pagemap entry of each host page in [base, base + length)."""
+    if base % PAGE or length % PAGE:
+        return None
+    global _pagemap
+    pages = length // PAGE
+    with _pagemap_lock:
+        if _pagemap is None or _pagemap[0] != os.getpid():
+            try:
+                _pagemap = (os.getpid(), os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC))
+            except OSError:
+                return None
+        fd = _pagemap[1]
+    try:
+        raw = os.pread(fd, pages * 8, base // PAGE * 8)
+    except OSError:
+        return None
+    if len(raw) != pages * 8:
+        return None
+    return raw[_TOP::8]
+
+
+def _read_pristine(pre: wasmtime.InstancePre, module: wasmtime.Module, engine: wasmtime.Engine) -> _Pristine | None:
+    """The state of an instance that never ran (the snapshot has no start function:
+    instantiating runs no guest code)."""
+    store = wasmtime.Store(engine)
+    store.set_wasi(wasmtime.WasiConfig())
+    store.set_epoch_deadline(1)  # were any guest code to run, it would stop at once
+    try:
+        instance = pre.instantiate(store)
+    except (wasmtime.WasmtimeError, wasmtime.Trap):
+        return None
+    table = raw_export.export_table(module)
+    memory_sig = table.by_name.get("memory")
+    if memory_sig is None or memory_sig.kind != "memory":
+        return None
+    memory = raw_export.memory_at(store, instance, memory_sig.index)
+    length = memory.data_len(store)
+    image = (ctypes.c_char * length).from_buffer_copy(memory.read(store, 0, length))
+    globals_, tables = [], []
+    for name, sig in table.by_name.items():
+        if name.startswith(RESERVED_PREFIX + "global_"):
+            value = ffi.wasmtime_val_t()
+            glob = _global_at(store, instance, sig.index)
+            ffi.wasmtime_global_get(store._context(), ctypes.byref(glob._global), ctypes.byref(value))
+            if value.kind not in _NUMBER_KINDS:
+                return None
+            globals_.append((sig.index, value))
+        elif name.startswith(RESERVED_PREFIX + "table_"):
+            tables.append((sig.index, _table_at(store, instance, sig.index).size(store)))
+    return _Pristine(image, memory.size(store), globals_, tables)
+
+
+def _global_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> wasmtime.Global:
+    return wasmtime.Global._from_raw(raw_export.export_at(store, instance, index).of.global_)
+
+
+def _table_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> wasmtime.Table:
+    return wasmtime.Table._from_raw(raw_export.export_at(store, instance, index).of.table)
+
+
+def kept_count() -> int:
+    """Instances waiting, over all modules: for tests and the bench."""
+    with _shelves_lock:
+        shelves = list(_shelves.values())
+    return sum(len(shelf.kept) for shelf in shelves)
+
+
+@atexit.register
+def clear() -> None:
+    """Drop every kept instance (at exit, before the interpreter's finalization)."""
+    with _shelves_lock:
+        shelves = list(_shelves.values())
+    for shelf in shelves:
+        with shelf.lock:
+            shelf.kept.clear()
