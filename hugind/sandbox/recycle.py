@@ -14,11 +14,10 @@ What "exactly as fresh" covers, all the state wasm code can observe:
   kept) and every byte equal to a fresh instance's. wasmtime maps the image
   privately from a sealed memfd: a page the run never wrote is still that
   file's page, and the kernel turns any page written, even once, into a
-  private copy. ``/proc/self/pagemap`` tells the two apart per page (bit 61:
-  file page; bit 63: present; bit 62: swapped out), so every page that is
-  present or swapped and not the file's is copied back from a fresh
-  instance's memory, read once per module. Nothing is guessed: a page is trusted only when the kernel shows
-  it is the image file's. Without a readable pagemap nothing is kept.
+  private copy. Every page the kernel reports as no longer the file's
+  (private_pages.py) is copied back from a fresh instance's memory, read once
+  per module. Nothing is guessed: a page is trusted only when the kernel shows
+  it is the image file's. When the kernel cannot say, nothing is kept.
 * Mutable globals: set back to their starting values (the snapshot exports
   them for this: hugind/wasm/snapshot.py, ``export_state``).
 * Tables: their size is checked; their elements cannot change, because the
@@ -44,10 +43,7 @@ from __future__ import annotations
 
 import atexit
 import ctypes
-import mmap
 import os
-import re
-import sys
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -57,6 +53,7 @@ import wasmtime
 from wasmtime import _ffi as ffi
 
 from hugind.sandbox import raw_export
+from hugind.sandbox.private_pages import private_runs
 from hugind.wasm.snapshot import RESERVED_PREFIX, is_state_export
 
 MAX_KEPT = 2  # per module: instances waiting for a run
@@ -64,14 +61,6 @@ MAX_KEPT = 2  # per module: instances waiting for a run
 # memory an idle instance holds) would cost more than a fresh instance saves.
 MAX_PRIVATE_BYTES = 4 * 1024 * 1024
 
-PAGE = mmap.PAGESIZE
-_WASM_PAGE = 65536
-# The byte of a pagemap entry holding bits 56-63, by the machine's byte order.
-_TOP = 7 if sys.byteorder == "little" else 0
-_PRESENT, _SWAPPED, _FILE = 0x80, 0x40, 0x20  # bits 63, 62, 61
-# A page to copy back: swapped out, or present and not the image file's.
-_RESTORE = bytes(1 if (b & _SWAPPED) or (b & _PRESENT and not b & _FILE) else 0 for b in range(256))
-_RUNS = re.compile(rb"\x01+")
 _NUMBER_KINDS = {kind.value for kind in (ffi.WASMTIME_I32, ffi.WASMTIME_I64, ffi.WASMTIME_F32, ffi.WASMTIME_F64)}
 
 
@@ -120,8 +109,6 @@ class _Shelf:
 _allowed: weakref.WeakSet[wasmtime.Module] = weakref.WeakSet()
 _shelves: weakref.WeakKeyDictionary[wasmtime.InstancePre, _Shelf] = weakref.WeakKeyDictionary()
 _shelves_lock = threading.Lock()
-_pagemap: tuple[int, int] | None = None  # (pid, fd): a child of fork() must read its own
-_pagemap_lock = threading.Lock()
 
 
 def allow(module: wasmtime.Module) -> None:
@@ -195,18 +182,14 @@ def reset(kept: Kept, pristine: _Pristine) -> bool:
             return False
     base = ctypes.addressof(memory.data_ptr(store).contents)
     length = memory.data_len(store)
-    flags = _page_flags(base, length)
-    if flags is None:
-        return False
-    restore = flags.translate(_RESTORE)
-    if restore.count(1) * PAGE > MAX_PRIVATE_BYTES:
-        return False
     if length != len(pristine.image):
         return False
+    runs = private_runs(base, length)
+    if runs is None or sum(end - start for start, end in runs) > MAX_PRIVATE_BYTES:
+        return False
     image = ctypes.addressof(pristine.image)
-    for run in _RUNS.finditer(restore):
-        start, end = run.span()
-        ctypes.memmove(base + start * PAGE, image + start * PAGE, (end - start) * PAGE)
+    for start, end in runs:
+        ctypes.memmove(base + start, image + start, end - start)
     context = store._context()
     for glob, (_, value) in zip(kept.globals, pristine.globals, strict=True):
         # Raw: the snapshot's mutable globals are numbers (hugind/wasm/snapshot.py),
@@ -218,28 +201,6 @@ def reset(kept: Kept, pristine: _Pristine) -> bool:
     # closed and its output callbacks released, not when the next run starts.
     store.set_wasi(wasmtime.WasiConfig())
     return True
-
-
-def _page_flags(base: int, length: int) -> bytes | None:
-    """The top byte of the pagemap entry of each host page in [base, base + length)."""
-    if base % PAGE or length % PAGE:
-        return None
-    global _pagemap
-    pages = length // PAGE
-    with _pagemap_lock:
-        if _pagemap is None or _pagemap[0] != os.getpid():
-            try:
-                _pagemap = (os.getpid(), os.open("/proc/self/pagemap", os.O_RDONLY | os.O_CLOEXEC))
-            except OSError:
-                return None
-        fd = _pagemap[1]
-    try:
-        raw = os.pread(fd, pages * 8, base // PAGE * 8)
-    except OSError:
-        return None
-    if len(raw) != pages * 8:
-        return None
-    return raw[_TOP::8]
 
 
 def _read_pristine(pre: wasmtime.InstancePre, module: wasmtime.Module, engine: wasmtime.Engine) -> _Pristine | None:

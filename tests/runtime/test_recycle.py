@@ -4,6 +4,8 @@ run that ended cleanly leaves its instance behind."""
 
 from __future__ import annotations
 
+import ctypes
+import mmap
 import os
 import secrets
 import threading
@@ -12,7 +14,7 @@ import pytest
 import wasmtime
 
 from hugind.errors import LimitExceeded
-from hugind.sandbox import recycle
+from hugind.sandbox import private_pages, recycle
 from hugind.sandbox.engine import EngineConfig, get_engine
 from hugind.sandbox.instance import _linked_for
 from hugind.sandbox.js_engine import engine_module
@@ -227,34 +229,64 @@ def test_concurrent_runs_each_see_only_their_own(make_agent):
 
 
 @pytest.mark.parametrize(
-    ("top", "restore"),
+    ("top", "private"),
     [
         (0x00, False),  # never touched: the file's page (or zero) on first access
         (0xA0, False),  # present, the image file's page
         (0xA1, False),  # same, mapped by this process only
         (0x80, True),  # present, a private copy
         (0x81, True),
-        (0x40, True),  # swapped out: a private copy
-        (0x60, True),  # swapped, whatever else is set
-        (0xE0, True),
+        (0x40, True),  # swapped out, a private copy
+        (0xC0, True),
+        (0x60, False),  # swapped, the file's (a file page being migrated)
     ],
 )
-def test_which_pages_are_copied_back(top, restore):
-    assert recycle._RESTORE[top] == restore
+def test_which_pagemap_entries_are_private(top, private):
+    assert private_pages._PRIVATE[top] == private
+
+
+def _kept_memory(make_agent) -> tuple[recycle.Kept, int, int]:
+    agent = make_agent({"main.js": LEAVER})
+    for i in range(3):
+        run_captured(agent, f"x{i}")
+    kept = recycle.take(_pre())
+    assert kept is not None
+    run_captured(agent, "again")  # this one runs on a fresh instance: the kept one stays as it is
+    memory = kept.memory
+    # Write a few pages to make private copies, as a run would.
+    size = memory.data_len(kept.store)
+    for offset in (0, size // 3, size // 3 + 4096, size - 4096):
+        memory.write(kept.store, b"\1", offset)
+    return kept, ctypes.addressof(memory.data_ptr(kept.store).contents), size
+
+
+def test_the_scan_and_the_entries_agree(make_agent, monkeypatch):
+    _kept, base, size = _kept_memory(make_agent)  # kept: its memory stays mapped while it is read
+    fd = private_pages._pagemap_fd()
+    read = private_pages._read(fd, base, size)
+    assert read, "a kept instance's memory has private pages"
+    scanned = private_pages._scan(fd, base, size)
+    if scanned is None:
+        pytest.skip("this kernel has no PAGEMAP_SCAN (Linux < 6.7): the entries are read")
+    assert scanned == read
+    # Regions filled to the end of the vector: the walk goes on where it stopped.
+    monkeypatch.setattr(private_pages, "_VEC_LEN", 1)
+    assert private_pages._scan(fd, base, size) == read
 
 
 def test_a_forked_child_reads_its_own_pagemap():
-    buf = bytearray(4 * recycle.PAGE)
-    import ctypes
-
-    address = ctypes.addressof((ctypes.c_char * len(buf)).from_buffer(buf))
-    base = address - address % recycle.PAGE + recycle.PAGE
-    assert recycle._page_flags(base, recycle.PAGE) is not None
-    parent = recycle._pagemap
+    buf = mmap.mmap(-1, 4 * private_pages.PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    base = ctypes.addressof(ctypes.c_char.from_buffer(buf))
+    buf[0:1] = b"x"  # present, private
+    assert private_pages.private_runs(base, 4 * private_pages.PAGE) == [(0, private_pages.PAGE)]
+    parent_fd = private_pages._fd
     pid = os.fork()
     if pid == 0:
-        ok = recycle._page_flags(base, recycle.PAGE) is not None and recycle._pagemap[0] == os.getpid()
+        buf[private_pages.PAGE : private_pages.PAGE + 1] = b"y"  # the child's own private copy
+        runs = private_pages.private_runs(base, 4 * private_pages.PAGE)
+        ok = runs == [(0, 2 * private_pages.PAGE)] and private_pages._pid == os.getpid()
         os._exit(0 if ok else 1)
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
-    assert recycle._pagemap == parent
+    assert private_pages._fd == parent_fd
+    assert private_pages.private_runs(base, 4 * private_pages.PAGE) == [(0, private_pages.PAGE)]
