@@ -73,6 +73,7 @@ _pid = -1
 _fd = -1
 _scan_works = True
 _regions = (_Region * _VEC_LEN)()
+_words = memoryview(_regions).cast("B").cast("Q")
 
 
 def private_runs(base: int, length: int) -> list[tuple[int, int]] | None:
@@ -125,11 +126,14 @@ def _scan(fd: int, base: int, length: int) -> list[tuple[int, int]] | None:
             if exc.errno in (errno.ENOTTY, errno.EINVAL, errno.EOPNOTSUPP):
                 _scan_works = False  # an older kernel: the entries are read instead
             return None
-        for region in _regions[:found]:
-            if runs and runs[-1][1] == region.start - base:
-                runs[-1] = (runs[-1][0], region.end - base)
+        # (start, end, categories) triples read as plain integers: ctypes' field
+        # access per region costs more than the whole ioctl.
+        words = _words[: found * 3]
+        for start, stop in zip(words[0::3].tolist(), words[1::3].tolist(), strict=True):
+            if runs and runs[-1][1] == start - base:
+                runs[-1] = (runs[-1][0], stop - base)
             else:
-                runs.append((region.start - base, region.end - base))
+                runs.append((start - base, stop - base))
         if arg.walk_end >= end:
             return runs
         if arg.walk_end <= arg.start:  # no progress: trust nothing
