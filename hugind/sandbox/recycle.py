@@ -15,9 +15,10 @@ What "exactly as fresh" covers, all the state wasm code can observe:
   privately from a sealed memfd: a page the run never wrote is still that
   file's page, and the kernel turns any page written, even once, into a
   private copy. Every page the kernel reports as no longer the file's
-  (private_pages.py) is copied back from a fresh instance's memory, read once
-  per module. Nothing is guessed: a page is trusted only when the kernel shows
-  it is the image file's. When the kernel cannot say, nothing is kept.
+  (private_pages.py) is copied back from an instance of the module that never
+  runs (one per module, made when the first instance is kept). Nothing is
+  guessed: a page is trusted only when the kernel shows it is the image
+  file's. When the kernel cannot say, nothing is kept.
 * Mutable globals: set back to their starting values (the snapshot exports
   them for this: hugind/wasm/snapshot.py, ``export_state``).
 * Tables: their size is checked; their elements cannot change, because the
@@ -33,9 +34,9 @@ undo). Only an instance whose run ended cleanly is kept (GuestInstance
 decides: no trap, no exit, no interrupt).
 
 The first run of a module in a process is never kept: a one-shot ``hugind
-run`` must not pay for reading the image it will not reuse. From the second
-on, up to ``MAX_KEPT`` instances per module wait, each holding the private
-pages its runs wrote (~0.25 MiB for a trivial agent). ``HUGIND_RECYCLE=0``
+run`` must not pay for a reset and a never-run instance it will not use. From
+the second on, up to ``MAX_KEPT`` instances per module wait, each holding the
+private pages its runs wrote (~0.25 MiB for a trivial agent). ``HUGIND_RECYCLE=0``
 keeps none: every run then gets a fresh instance.
 """
 
@@ -78,9 +79,15 @@ class Kept:
 
 @dataclass
 class _Pristine:
-    """What a fresh instance of the module holds, read once from an instance that never ran."""
+    """What a fresh instance of the module holds: an instance that never runs.
 
-    image: ctypes.Array[ctypes.c_char]  # the whole linear memory
+    Its memory is the source of every page copied back. It is wasmtime's
+    private mapping of the image, read and never written, so its pages stay
+    the image file's own (shared with every instance, no private memory)."""
+
+    store: wasmtime.Store
+    memory: wasmtime.Memory
+    length: int  # bytes of linear memory
     wasm_pages: int
     globals: list[tuple[int, ffi.wasmtime_val_t]]  # (export index, starting value as wasmtime holds it)
     tables: list[tuple[int, int]]  # (export index, size)
@@ -182,12 +189,12 @@ def reset(kept: Kept, pristine: _Pristine) -> bool:
             return False
     base = ctypes.addressof(memory.data_ptr(store).contents)
     length = memory.data_len(store)
-    if length != len(pristine.image):
+    if length != pristine.length:
         return False
     runs = private_runs(base, length)
     if runs is None or sum(end - start for start, end in runs) > MAX_PRIVATE_BYTES:
         return False
-    image = ctypes.addressof(pristine.image)
+    image = ctypes.addressof(pristine.memory.data_ptr(pristine.store).contents)
     for start, end in runs:
         ctypes.memmove(base + start, image + start, end - start)
     context = store._context()
@@ -218,8 +225,6 @@ def _read_pristine(pre: wasmtime.InstancePre, module: wasmtime.Module, engine: w
     if memory_sig is None or memory_sig.kind != "memory":
         return None
     memory = raw_export.memory_at(store, instance, memory_sig.index)
-    length = memory.data_len(store)
-    image = (ctypes.c_char * length).from_buffer_copy(memory.read(store, 0, length))
     globals_, tables = [], []
     for name, sig in table.by_name.items():
         if name.startswith(RESERVED_PREFIX + "global_"):
@@ -231,7 +236,7 @@ def _read_pristine(pre: wasmtime.InstancePre, module: wasmtime.Module, engine: w
             globals_.append((sig.index, value))
         elif name.startswith(RESERVED_PREFIX + "table_"):
             tables.append((sig.index, _table_at(store, instance, sig.index).size(store)))
-    return _Pristine(image, memory.size(store), globals_, tables)
+    return _Pristine(store, memory, memory.data_len(store), memory.size(store), globals_, tables)
 
 
 def _global_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> wasmtime.Global:
@@ -251,9 +256,10 @@ def kept_count() -> int:
 
 @atexit.register
 def clear() -> None:
-    """Drop every kept instance (at exit, before the interpreter's finalization)."""
+    """Drop every kept instance and every never-run one (at exit, before the interpreter's finalization)."""
     with _shelves_lock:
         shelves = list(_shelves.values())
     for shelf in shelves:
         with shelf.lock:
             shelf.kept.clear()
+            shelf.pristine = None
