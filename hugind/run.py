@@ -167,6 +167,7 @@ def open_session(
         team=options.team is not None,
         tape=options.tape,
         cancelled=options.cancelled,
+        fresh_instance=options.strict,  # --strict: no instance another run used (recycle.py)
     )
     return AgentSession(config)
 

@@ -155,6 +155,7 @@ class GuestInstance:
         blame: type[HugindError] = EngineError,
         budget_s: float = 60.0,
         tape: Any = None,  # hugind.replay.tape.Recorder | Player: record or replay WASI's clock, random, stdin
+        keep: bool = True,  # False: a fresh instance, never kept after (recycle.py; --strict)
     ) -> None:
         _check_initial_memory(wasm_module, limits.memory_bytes)
         self.engine = get_engine(engine_config)
@@ -164,7 +165,8 @@ class GuestInstance:
             raise blame(f"cannot instantiate the module: {_first_line(exc)}") from None
         # An instance of hugind's own engine left by an earlier run, reset to
         # exactly what instantiating gives (recycle.py); a taped run instantiates.
-        kept = self._kept = recycle.take(pre) if tape is None else None
+        keep = keep and tape is None
+        kept = self._kept = recycle.take(pre) if keep else None
         self.store = kept.store if kept is not None else wasmtime.Store(self.engine)
         self.store.set_limits(memory_size=limits.memory_bytes)
         if engine_config.fuel:
@@ -173,7 +175,7 @@ class GuestInstance:
         self.dispatcher = dispatcher
         self._module, self._pre = wasm_module, pre
         self._store_lock = threading.Lock()  # interrupt() against release()
-        self._recyclable = tape is None and recycle.allowed(wasm_module)  # until anything but a clean return
+        self._recyclable = keep and recycle.allowed(wasm_module)  # until anything but a clean return
         self._response: bytes | None = None
         self._output_bytes = 0
         self.interrupt_reason: str | None = None

@@ -61,6 +61,7 @@ class SessionConfig:
     team: bool = False
     tape: Any = None  # hugind.replay.tape.Recorder | Player (--record, hugind replay)
     cancelled: Callable[[], bool] | None = None  # hugind.run.RunOptions.cancelled
+    fresh_instance: bool = False  # never start on, nor leave, a kept instance (sandbox/recycle.py)
 
 
 class AgentSession:
@@ -99,6 +100,7 @@ class AgentSession:
             blame=EngineError if self.is_js else InvalidModule,
             budget_s=self.ctx.remaining(),
             tape=config.tape,
+            keep=not config.fresh_instance,
         )
         self.driver = GuestDriver(self.instance, self.dispatcher, self.ctx.deadline, config.cancelled)
         self._call_ids = itertools.count(1)

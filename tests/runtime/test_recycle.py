@@ -195,6 +195,18 @@ def test_nothing_is_kept_when_switched_off(make_agent, monkeypatch):
     assert recycle.kept_count() == 0
 
 
+def test_strict_runs_neither_start_on_nor_leave_a_kept_instance(make_agent):
+    agent = make_agent({"main.js": LEAVER})
+    run_captured(agent, "a")
+    run_captured(agent, "b")
+    assert recycle.kept_count() == 1
+    taken = recycle.stats.taken
+    for i in range(3):
+        assert run_captured(agent, f"s{i}", strict=True).result.value == [None, 1]
+    assert recycle.stats.taken == taken  # every strict run instantiated afresh
+    assert recycle.kept_count() == 1  # and left nothing (room was there for one more)
+
+
 def test_an_agents_own_wasm_is_never_kept_whatever_it_exports(tmp_path):
     # Its code may write tables or drop segments, which no reset undoes; naming
     # its exports like the snapshot's reset handles changes nothing.
