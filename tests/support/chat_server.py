@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import json
 import socket
-import sys
 import threading
 import time
 import uuid
@@ -33,6 +32,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Union
+
+from tests.support.http_server import QuietServer
 
 DEFAULT_USAGE = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
 
@@ -124,7 +125,7 @@ class ChatServer:
 
     def start(self) -> ChatServer:
         handler = type("Handler", (_Handler,), {"chat": self})
-        self._httpd = _QuietServer(("127.0.0.1", 0), handler)
+        self._httpd = QuietServer(("127.0.0.1", 0), handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.01})
         self._thread.daemon = True
         self._thread.start()
@@ -191,15 +192,6 @@ def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
-
-
-class _QuietServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # Clients hanging up (resets, closed keep-alive sockets) are normal here.
-        if not isinstance(sys.exc_info()[1], OSError):
-            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):

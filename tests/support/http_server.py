@@ -9,12 +9,25 @@ from __future__ import annotations
 import contextlib
 import functools
 import gzip
+import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 Route = Callable[[BaseHTTPRequestHandler], None]
+
+
+class QuietServer(ThreadingHTTPServer):
+    """A threading server that does not print a traceback when a client hangs up."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # Clients leaving early (a body cap reached, a reset, a closed keep-alive
+        # socket) are what several tests do on purpose.
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
 
 
 def reply(handler: BaseHTTPRequestHandler, status: int, body: bytes = b"", headers: dict | None = None) -> None:
@@ -56,8 +69,7 @@ class RecordingServer:
 
             do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = _any
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = QuietServer(("127.0.0.1", 0), Handler)
         self.port: int = self.httpd.server_address[1]
         self.thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
         self.thread.start()
