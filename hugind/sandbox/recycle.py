@@ -30,8 +30,9 @@ What "exactly as fresh" covers, all the state wasm code can observe:
 Only modules registered with ``allow`` are kept: the JS engine's snapshot,
 hugind's own code built from pinned sources. An agent's own ``.wasm`` is
 never kept (its code may write tables or drop segments, which no reset can
-undo). Only an instance whose run ended cleanly is kept (GuestInstance
-decides: no trap, no exit, no interrupt).
+undo). Only an instance whose export calls all returned and that was never
+interrupted is kept (GuestInstance decides): not because the reset could not
+undo the rest, but as the conservative rule.
 
 The first run of a module in a process is never kept: a one-shot ``hugind
 run`` must not pay for a reset and a never-run instance it will not use. From
@@ -142,7 +143,7 @@ def take(pre: wasmtime.InstancePre) -> Kept | None:
 
 
 def give_back(pre: wasmtime.InstancePre, module: wasmtime.Module, engine: wasmtime.Engine, kept: Kept) -> bool:
-    """Reset ``kept`` (whose run ended cleanly) and keep it for the next run.
+    """Reset ``kept`` (whose export calls all returned) and keep it for the next run.
     False: it was not kept, and the caller drops it as before."""
     if module not in _allowed or os.environ.get("HUGIND_RECYCLE") == "0":
         return False
