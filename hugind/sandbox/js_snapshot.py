@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import wasmtime
 
-from hugind.wasm.code_scan import state_writer
-from hugind.wasm.leb128 import WasmFormatError
 from hugind.wasm.snapshot import SnapshotError, snapshot
 
 # Part of the cache key: bump when what build_snapshot produces changes for the same engine.
@@ -50,16 +48,6 @@ def _prepare(store: wasmtime.Store, instance: wasmtime.Instance) -> None:
 
 
 def build_snapshot(engine_wasm: bytes) -> bytes:
-    return snapshot(engine_wasm, _prepare, export_state=resettable(engine_wasm))
-
-
-def resettable(engine_wasm: bytes) -> bool:
-    """Whether restoring memory and globals puts an instance of this engine back as
-    fresh: its code has no instruction that writes a table or drops a segment
-    (hugind/wasm/code_scan.py). Only then does the snapshot export its reset handles."""
-    from hugind.wasm import binary as wb
-
-    try:
-        return state_writer(wb.parse(engine_wasm).payload(wb.CODE)) is None
-    except WasmFormatError:
-        return False
+    # The reset handles are exported only if the engine's code passes the scan
+    # (hugind/wasm/snapshot.py): only then may recycle.py keep its instances.
+    return snapshot(engine_wasm, _prepare, export_state=True)

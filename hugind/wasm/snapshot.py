@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 import wasmtime
 
+from hugind.wasm.code_scan import state_writer
 from hugind.wasm.leb128 import WasmFormatError, unsigned
 
 if TYPE_CHECKING:
@@ -57,7 +58,10 @@ def snapshot(
     (``fuel`` units), so a set-up that never ends is stopped.
     ``export_state``: the result also exports its mutable globals and tables
     under reserved names (``is_state_export``), so a host can put an
-    instance back to its starting state (hugind/sandbox/recycle.py).
+    instance back to its starting state (hugind/sandbox/recycle.py); only
+    when the module's code cannot change a table or a segment, which no
+    reset of memory and globals would undo (hugind/wasm/code_scan.py).
+    Otherwise the result is the one without ``export_state``.
     """
     from hugind.wasm import binary as wb
 
@@ -66,6 +70,8 @@ def snapshot(
         plan = _Plan(module)
     except WasmFormatError as exc:
         raise SnapshotError(f"cannot snapshot this module: {exc}") from None
+    if export_state:
+        export_state = state_writer(module.payload(wb.CODE)) is None
     if engine is None:
         config = wasmtime.Config()
         config.consume_fuel = True
