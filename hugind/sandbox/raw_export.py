@@ -101,6 +101,14 @@ def func_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> w
     return wasmtime.Func._from_raw(export_at(store, instance, index).of.func)
 
 
+def global_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> wasmtime.Global:
+    return wasmtime.Global._from_raw(export_at(store, instance, index).of.global_)
+
+
+def table_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> wasmtime.Table:
+    return wasmtime.Table._from_raw(export_at(store, instance, index).of.table)
+
+
 def call(store: wasmtime.Store, func: wasmtime.Func, sig: ExportSig, args: tuple[int, ...]) -> int | None:
     """Call ``func`` (whose signature ``sig`` says is all-i32) with ``args``."""
     if not sig.raw:

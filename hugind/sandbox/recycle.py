@@ -98,7 +98,6 @@ class _Pristine:
 class Stats:
     """Counts over the process's life: for tests and the bench."""
 
-    kept: int = 0  # instances reset and put on a shelf
     taken: int = 0  # runs that started on a kept instance
 
 
@@ -172,7 +171,6 @@ def give_back(pre: wasmtime.InstancePre, module: wasmtime.Module, engine: wasmti
         if len(shelf.kept) >= MAX_KEPT:
             return False
         shelf.kept.append(kept)
-        stats.kept += 1
     return True
 
 
@@ -183,8 +181,8 @@ def reset(kept: Kept, pristine: _Pristine) -> bool:
     if memory.size(store) != pristine.wasm_pages:
         return False
     if kept.globals is None or kept.tables is None:
-        kept.globals = [_global_at(store, kept.instance, index) for index, _ in pristine.globals]
-        kept.tables = [_table_at(store, kept.instance, index) for index, _ in pristine.tables]
+        kept.globals = [raw_export.global_at(store, kept.instance, index) for index, _ in pristine.globals]
+        kept.tables = [raw_export.table_at(store, kept.instance, index) for index, _ in pristine.tables]
     for table, (_, size) in zip(kept.tables, pristine.tables, strict=True):
         if table.size(store) != size:
             return False
@@ -230,22 +228,14 @@ def _read_pristine(pre: wasmtime.InstancePre, module: wasmtime.Module, engine: w
     for name, sig in table.by_name.items():
         if name.startswith(RESERVED_PREFIX + "global_"):
             value = ffi.wasmtime_val_t()
-            glob = _global_at(store, instance, sig.index)
+            glob = raw_export.global_at(store, instance, sig.index)
             ffi.wasmtime_global_get(store._context(), ctypes.byref(glob._global), ctypes.byref(value))
             if value.kind not in _NUMBER_KINDS:
                 return None
             globals_.append((sig.index, value))
         elif name.startswith(RESERVED_PREFIX + "table_"):
-            tables.append((sig.index, _table_at(store, instance, sig.index).size(store)))
+            tables.append((sig.index, raw_export.table_at(store, instance, sig.index).size(store)))
     return _Pristine(store, memory, memory.data_len(store), memory.size(store), globals_, tables)
-
-
-def _global_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> wasmtime.Global:
-    return wasmtime.Global._from_raw(raw_export.export_at(store, instance, index).of.global_)
-
-
-def _table_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> wasmtime.Table:
-    return wasmtime.Table._from_raw(raw_export.export_at(store, instance, index).of.table)
 
 
 def kept_count() -> int:

@@ -8,6 +8,8 @@ import ctypes
 import mmap
 import os
 import secrets
+import subprocess
+import sys
 import threading
 
 import pytest
@@ -138,9 +140,6 @@ def test_the_first_run_of_a_module_is_not_kept(tmp_path):
         "print(counts)\n"
     )
     (tmp_path / "main.js").write_text("export default () => 1;")
-    import subprocess
-    import sys
-
     env = {k: v for k, v in os.environ.items() if k != "HUGIND_RECYCLE"}
     done = subprocess.run(
         [sys.executable, "-c", code, str(tmp_path / "main.js")], capture_output=True, text=True, env=env, timeout=120
