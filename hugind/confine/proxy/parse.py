@@ -116,7 +116,7 @@ class ChildParser:
             raise Reply(400, f"proxy: HTTP/{event.http_version.decode('ascii')} is not supported (1.0 and 1.1 are)")
         if supplied and method != "CONNECT":
             raise Reply(400, "proxy: an HTTP/1.1 request needs a Host header")
-        names = {name for name, _ in event.headers}
+        names = {name.lower() for name, _ in items}
         if b"content-length" in names and b"transfer-encoding" in names:
             raise Reply(400, "proxy: both Content-Length and Transfer-Encoding (refused: request smuggling)")
         headers = tuple((name.decode("latin-1"), value.decode("latin-1")) for name, value in items)

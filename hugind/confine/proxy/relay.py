@@ -167,13 +167,18 @@ class Relay:
                 if started or child.eof:
                     raise Drop from None
                 raise Reply(400, f"proxy: bad request body: {exc}") from None
+            except h11.LocalProtocolError as exc:  # the origin's side no longer takes a body (it answered, or broke)
+                if started:
+                    raise Drop from None
+                raise Reply(502, f"proxy: the origin cannot take the request body: {exc}") from None
             try:
                 while origin.their_state in _READING_RESPONSE:  # the response, origin -> child
                     event = origin.next_event()
                     if event is h11.NEED_DATA:
                         break
                     if isinstance(event, h11.InformationalResponse):
-                        to_child += server.send(child_informational(event))
+                        if server.their_http_version != b"1.0":  # an HTTP/1.0 client gets no 1xx (RFC 9110 15.2)
+                            to_child += server.send(child_informational(event))
                     elif isinstance(event, h11.Response):
                         to_child += server.send(child_response(event, close))
                         started = True
@@ -185,6 +190,11 @@ class Relay:
                 if started:
                     raise Drop from None
                 raise Reply(502, f"proxy: bad response from the origin: {exc}") from None
+            # Sockets are almost always writable: try now, and poll for room only for what is left.
+            if to_up:
+                self.count(up=send_some(upstream, to_up))
+            if to_child:
+                send_some(client, to_child)
             if server.our_state in (h11.DONE, h11.MUST_CLOSE) and not to_child:
                 return server.our_state is h11.DONE and server.their_state is h11.DONE
             room_up, room_down = len(to_up) < limits.buffer_bytes, len(to_child) < limits.buffer_bytes
