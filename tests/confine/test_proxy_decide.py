@@ -7,14 +7,16 @@ raises if it is asked anything.
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 import pytest
 
+from hugind.confine.proxy import ChildNetProxy
 from hugind.confine.proxy.base import Reply
 from hugind.confine.proxy.decide import connect_url, decide, forward_url
 from hugind.policy import PolicyEngine
-from tests.confine.proxy_helpers import make_engine, refusing_resolver
+from tests.confine.proxy_helpers import ask, make_engine, refusing_resolver, short_socket_path
 
 
 def network_audit(engine: PolicyEngine) -> list[dict]:
@@ -55,6 +57,27 @@ def test_ipv6_literal_outside_allowed_ips_is_denied(
     assert calls == [] and engine.denials == 1
     if rule == "network.allowed_ips":
         assert f"address {address} port 443 is not in allowed_ips" in reply.message
+
+
+@pytest.mark.parametrize("block_private", [True, False])
+def test_the_proxy_asks_the_decide_step_for_ipv6_literals_too(tmp_path: Path, block_private: bool) -> None:
+    # The same question through the whole proxy, on an address that is safe to reach if it were allowed:
+    # a listener on [::1] that allowed_ips does not name must never see a connection.
+    try:
+        listener = socket.socket(socket.AF_INET6)
+        listener.bind(("::1", 0))
+    except OSError:
+        pytest.skip("no IPv6 loopback here")
+    listener.listen(1)
+    port = listener.getsockname()[1]
+    network = {"allowed_ips": ["127.0.0.1"], "block_private_networks": block_private}
+    engine = make_engine(tmp_path, network, refusing_resolver([]))
+    with listener, short_socket_path() as path, ChildNetProxy(engine, path) as proxy:
+        response = ask(path, f"CONNECT [::1]:{port} HTTP/1.1\r\nHost: [::1]:{port}\r\n\r\n".encode())
+        assert proxy.stats.upstream_connects == 0
+    rule = "network.block_private_networks" if block_private else "network.allowed_ips"
+    assert response.status == 403 and response.headers["x-hugind-rule"] == rule
+    assert [e["decision"] for e in network_audit(engine)] == ["deny"]
 
 
 def test_ipv6_literal_named_in_allowed_ips_is_pinned_to_itself(tmp_path: Path) -> None:

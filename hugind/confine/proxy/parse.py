@@ -101,7 +101,8 @@ class ChildParser:
             raise Reply(exc.error_status_hint, f"proxy: {exc}") from None
         if not isinstance(event, h11.Request):  # cannot happen: the same head parsed up to Host before
             raise Reply(400, "proxy: malformed request head")
-        size = len(pending) + len(_PLACEHOLDER) - len(self.h11.trailing_data[0]) - len(_PLACEHOLDER)
+        # What h11 consumed, less the placeholder: the head as the child sent it.
+        size = len(pending) - len(self.h11.trailing_data[0])
         return self._checked(event, size, supplied=True)
 
     def _checked(self, event: h11.Request, size: int, *, supplied: bool) -> ProxyRequest:
