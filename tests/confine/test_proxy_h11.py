@@ -304,6 +304,7 @@ def test_expect_100_continue_is_relayed(tmp_path: Path, sock_path: Path, origin:
         sock.sendall(b"hello")
         [response], _ = read_responses(sock, ["POST"])
     assert response.status == 200 and json.loads(response.body)["body"] == "hello"
+    assert response.headers["connection"] == "close"  # the 1xx passed as it was; the final head says close
 
 
 def test_head_response_has_no_body(tmp_path: Path, sock_path: Path, origin: RecordingServer) -> None:
