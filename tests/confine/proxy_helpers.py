@@ -16,6 +16,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import h11
+
 from hugind.policy import PolicyEngine, build_policy
 
 Resolver = Callable[[str, int, float], list[str]]
@@ -118,13 +120,49 @@ def ask(path: Path, raw: bytes, timeout: float = 5.0) -> Response:
         return parse_response(read_until_closed(sock, timeout))
 
 
+def read_responses(sock: socket.socket, methods: list[str], timeout: float = 5.0) -> tuple[list[Response], bytes]:
+    """The responses to ``methods`` (the requests sent, in order) as h11 reads them, and any bytes after them.
+
+    Stops early when the proxy ends the connection; the test then sees fewer responses.
+    """
+    sock.settimeout(timeout)
+    reader = h11.Connection(h11.CLIENT)
+    out: list[Response] = []
+    for method in methods:
+        reader.send(h11.Request(method=method, target="/", headers=[("Host", "proxy.test")]))
+        reader.send(h11.EndOfMessage())
+        head: h11.Response | None = None
+        body = bytearray()
+        while True:
+            event = reader.next_event()
+            if event is h11.NEED_DATA:
+                reader.receive_data(sock.recv(65536))
+            elif isinstance(event, h11.Response):
+                head = event
+            elif isinstance(event, h11.Data):
+                body += event.data
+            elif isinstance(event, h11.EndOfMessage):
+                break
+            elif isinstance(event, h11.ConnectionClosed):
+                return out, b""
+        assert head is not None
+        headers = {k.decode().lower(): v.decode() for k, v in head.headers}
+        out.append(Response(head.status_code, headers, bytes(body)))
+        if reader.our_state is not h11.DONE or reader.their_state is not h11.DONE:
+            break
+        reader.start_next_cycle()
+    return out, read_until_closed(sock, timeout)
+
+
 @dataclass
 class TcpOrigin:
-    """A raw TCP server on 127.0.0.1: ``echo`` echoes until EOF then closes; ``silent`` holds connections."""
+    """A raw TCP server on 127.0.0.1: ``echo`` echoes until EOF then closes; ``silent`` holds connections;
+    ``record`` keeps what arrives until EOF or 0.3 s of quiet (in ``received``), then answers 200 "ok" and closes."""
 
     mode: str = "echo"
     accepted: int = 0
     conns: list[socket.socket] = field(default_factory=list)
+    received: list[bytes] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.sock = socket.socket()
@@ -145,12 +183,25 @@ class TcpOrigin:
             self.conns.append(conn)
             if self.mode == "echo":
                 threading.Thread(target=self._echo, args=(conn,), daemon=True).start()
+            elif self.mode == "record":
+                threading.Thread(target=self._record, args=(conn,), daemon=True).start()
 
     @staticmethod
     def _echo(conn: socket.socket) -> None:
         with contextlib.suppress(OSError):
             while data := conn.recv(65536):
                 conn.sendall(data)
+            conn.shutdown(socket.SHUT_WR)
+
+    def _record(self, conn: socket.socket) -> None:
+        data = bytearray()
+        conn.settimeout(0.3)
+        with contextlib.suppress(OSError):
+            while chunk := conn.recv(65536):
+                data += chunk
+        self.received.append(bytes(data))
+        with contextlib.suppress(OSError):
+            conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok")
             conn.shutdown(socket.SHUT_WR)
 
     def close(self) -> None:
