@@ -293,6 +293,7 @@ class _Loop:
         notice = f"Stop using tools: {detail}. Please provide your final answer now." if detail else MAX_TURNS_NOTICE
         add_notice(self.messages, notice)
         result = self.ask(final=True)
+        self.report(result, 0, False)
         self.messages.append(assistant_text(result.content))
         detail = detail or f"reached max_turns={max_turns}"
         if not self.final_text(result) and self.results:
@@ -306,6 +307,7 @@ class _Loop:
         request = plain_request(self.plain_system, self._first("user"), list(self.results.values()), PLAIN_NOTICE)
         add_notice(self.messages, PLAIN_NOTICE)
         result = self.ask(final=True, messages=request)
+        self.report(result, 0, False)
         self.messages.append(assistant_text(result.content))
         return self.finish(result, reason, detail)
 
@@ -359,7 +361,12 @@ class _Loop:
         else:
             items = parse_tool_calls(strip_thinking(result.content), self.offered)
             native = False
-        status = "tool calls" if items else (result.finish_reason or "stop")
+        self.report(result, len(items), native)
+        return items, native
+
+    def report(self, result: ChatResult, calls: int, native: bool) -> None:
+        """The llm_response event and trace line of a request (closing requests too)."""
+        status = "tool calls" if calls else (result.finish_reason or "stop")
         self.sink.emit(
             LlmResponse(
                 self.turn,
@@ -368,13 +375,12 @@ class _Loop:
                 result.finish_reason,
                 len(result.content),
                 len(result.reasoning),
-                len(items),
+                calls,
                 native,
                 result.usage.to_dict() if result.usage else None,
             )
         )
-        self.tracer.turn(self.turn, len(self.messages), status, result.elapsed_s, result.content, len(items))
-        return items, native
+        self.tracer.turn(self.turn, len(self.messages), status, result.elapsed_s, result.content, calls)
 
     def answer_text(self, result: ChatResult) -> str:
         return strip_tool_calls(strip_thinking(result.content), self.offered)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from hugind.agentic import MAX_TURNS_NOTICE, run_agentic_loop
+from hugind.agentic import MAX_TURNS_NOTICE, ListSink, run_agentic_loop
 from hugind.agentic.loop import ECHO_NOTICE, PLAIN_NOTICE
 from tests.agentic.helpers import TOOLS, RecordingExecutor
 from tests.support.chat_server import Reply, tool_call
@@ -173,7 +173,9 @@ def test_no_answer_at_the_limit_gets_one_plain_request_then_an_empty_final(serve
         Reply('<tool_call>{"name":"run","arguments":{"command":"x"}}</tool_call>'),  # answers the notice with a call
         Reply("- read_file(path): Read the full contents of a file."),  # and the plain request with an echo
     )
-    result = _loop(client, RecordingExecutor(), tool_format="text", max_turns=1)
+    events = ListSink()
+    result = _loop(client, RecordingExecutor(), tool_format="text", max_turns=1, events=events)
+    assert len(events.of_type("llm_response")) == len(events.of_type("turn_start")) == 3  # closing requests too
     notice, plain = server.chat_requests[1:]
     assert notice.messages[-1]["content"].endswith(MAX_TURNS_NOTICE)
     assert "tools" not in plain.body and len(plain.messages) == 2
