@@ -11,7 +11,7 @@ the native form (an assistant message with ``tool_calls`` and ids, then the
 ``tool`` messages): a chat template renders only that as a call that was
 answered. ``plain_request`` is the closing request for models that did not
 take in their results: the request and the results as one plain user
-message, with no tools.
+message, with no system prompt and no tools.
 """
 
 from __future__ import annotations
@@ -77,12 +77,10 @@ def add_notice(messages: list[Message], notice: str) -> None:
         messages.append({"role": "user", "content": notice})
 
 
-def plain_request(system: str, request: str, results: Sequence[tuple[str, str]], notice: str) -> list[Message]:
+def plain_request(request: str, results: Sequence[tuple[str, str]], notice: str) -> list[Message]:
     """The closing request with no tool machinery: what was asked, what the tools said, answer now."""
     body = "\n\n".join(f"[{label}] {text}" for label, text in results)
-    messages: list[Message] = [{"role": "system", "content": system}] if system else []
-    messages.append({"role": "user", "content": f"{request}\n\nTool results:\n\n{body}\n\n{notice}"})
-    return messages
+    return [{"role": "user", "content": f"{request}\n\nTool results:\n\n{body}\n\n{notice}"}]
 
 
 def compact(messages: list[Message], keep_last: int = 1) -> bool:

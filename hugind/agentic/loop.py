@@ -182,7 +182,6 @@ class _Loop:
         self.guard = DoomLoopGuard()
         self.repeats = RepeatGuard()
         self.results: dict[str, tuple[str, str]] = {}  # successful results by call signature
-        self.plain_system = ""
         self.messages: list[dict[str, Any]] = []
         self.usage = Usage()
         self.turn = 0
@@ -236,7 +235,6 @@ class _Loop:
             self.messages.append({"role": "user", "content": user_prompt})
             self.tracer.setup([t.name for t in self.offered], system, user_prompt, self.tool_format)
             self.save(RUNNING)
-        self.plain_system = system_prompt.strip() if not resumed else self._first("system")
         detail = ""
         for _ in range(max(0, max_turns - self.turn)):
             result = self.ask(final=False)
@@ -304,7 +302,8 @@ class _Loop:
     def close_plain(self, reason: str, detail: str) -> LoopResult:
         """The closing request for a model that did not take in its results (see plain_request)."""
         self.tracer.line("asking for the final answer with the tool results as plain text, no tools")
-        request = plain_request(self.plain_system, self._first("user"), list(self.results.values()), PLAIN_NOTICE)
+        # No system prompt either: an agent's ("first call read_note ...") would ask for a call again.
+        request = plain_request(self._first("user"), list(self.results.values()), PLAIN_NOTICE)
         add_notice(self.messages, PLAIN_NOTICE)
         result = self.ask(final=True, messages=request)
         self.report(result, 0, False)

@@ -112,7 +112,6 @@ def test_repeated_successful_call_gets_the_earlier_result_then_a_plain_closing_r
     closing = reqs[4]
     assert "tools" not in closing.body and "tool_choice" not in closing.body
     assert closing.messages == [
-        {"role": "system", "content": SYSTEM},
         {
             "role": "user",
             "content": f"{REQUEST}\n\nTool results:\n\n[read_file {json.dumps({'path': str(note)})}] "
@@ -178,8 +177,8 @@ def test_no_answer_at_the_limit_gets_one_plain_request_then_an_empty_final(serve
     assert len(events.of_type("llm_response")) == len(events.of_type("turn_start")) == 3  # closing requests too
     notice, plain = server.chat_requests[1:]
     assert notice.messages[-1]["content"].endswith(MAX_TURNS_NOTICE)
-    assert "tools" not in plain.body and len(plain.messages) == 2
-    assert plain.messages[1]["content"].endswith(PLAIN_NOTICE)
+    assert "tools" not in plain.body and len(plain.messages) == 1
+    assert plain.messages[0]["content"].endswith(PLAIN_NOTICE)
     assert (result.final_text, result.stop_reason, result.turns) == ("", "max_turns", 3)
 
 
