@@ -17,11 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from hugind.agentic import LoopResult, ParsedCall, SkillSet, ToolResult, ToolSpec, run_agentic_loop
-from hugind.errors import AgentFailed, HostCallError
+from hugind.errors import AgentFailed, HostCallError, NoFinalAnswer
 from hugind.host.agent_state import tool_error_text, tool_value_text
 from hugind.sandbox.session import AgentSession
 
 DEFAULT_MAX_TURNS = 10
+DEFAULT_TOOL_FORMAT = "auto"
 
 
 class SandboxToolExecutor:
@@ -142,6 +143,30 @@ def max_turns_for(session: AgentSession, manifest_turns: int | None) -> int:
     return session.state.max_turns or manifest_turns or DEFAULT_MAX_TURNS
 
 
+def tool_format_for(manifest_format: str | None, backend: Any) -> str:
+    """The backend's ``tool_format`` (set in the user's config.yaml: it knows what that server
+    can do) > agent.yaml's > auto."""
+    return getattr(backend, "tool_format", None) or manifest_format or DEFAULT_TOOL_FORMAT
+
+
+def no_answer(result: LoopResult, max_turns: int) -> NoFinalAnswer | None:
+    """The run's error when the loop ended without an answer: an empty answer is never success."""
+    if result.final_text.strip():
+        return None
+    if result.stop_reason == "max_turns":
+        why = (
+            f"max_turns ({max_turns}) ran out while the model was still calling tools, and it did not "
+            "answer when asked to (raise max_turns in agent.yaml, or set_max_turns() in the agent)"
+        )
+    elif result.stop_reason == "doom_loop":
+        why = f"the loop stopped its tool calls ({result.stop_detail}) and it did not answer when asked to"
+    else:
+        why = "its last reply was empty, or only repeated the tool list"
+    return NoFinalAnswer(
+        f"the agent gave no final answer: {why} ({result.turns} model requests, {result.tool_calls} tool calls)"
+    )
+
+
 def run_agentic(
     session: AgentSession,
     client: Any,
@@ -149,7 +174,7 @@ def run_agentic(
     mcp: Any = None,  # the hub the loop calls (a taped one under --record/replay); default: the run's
     args: list[str],
     manifest_turns: int | None,
-    tool_format: str,
+    tool_format: str | None,  # agent.yaml's; None: not set there
     events: Any = None,
     trace: Any = None,
     stream: bool = False,
@@ -162,14 +187,15 @@ def run_agentic(
     max_turns = max_turns_for(session, manifest_turns)
     if saved is not None:
         max_turns = saved.start(events, max_turns)
-    return run_agentic_loop(
+    backend = getattr(session.ctx.services.get("llm"), "config", None)
+    result = run_agentic_loop(
         client,
         system_prompt=state.system_prompt,
         user_prompt=user_prompt(args),
         tools=tools,
         executor=SandboxToolExecutor(session, mcp_routes, mcp),
         max_turns=max_turns,
-        tool_format=tool_format,
+        tool_format=tool_format_for(tool_format, backend),
         events=events,
         trace=trace,
         skills=SkillSet.load(),
@@ -177,3 +203,8 @@ def run_agentic(
         checkpoint=saved.record if saved is not None and saved.id else None,
         resume_from=saved.resume_point if saved is not None else None,
     )
+    failure = no_answer(result, max_turns)
+    if failure is not None:
+        failure.loop = result  # type: ignore[attr-defined]  # what --json and the caller may still show
+        raise failure
+    return result

@@ -51,7 +51,7 @@ def choose_backend(
     from hugind.llm import resolve_backend
 
     if user_choice:
-        return resolved or resolve_backend(user_choice, model=model)
+        return (resolved or resolve_backend(user_choice, model=model)).for_agent(manifest.sampling)
     spec = manifest.backend
     url = spec if _is_url(spec) else (spec.get("url") if isinstance(spec, dict) else None)
     if url:
@@ -59,7 +59,7 @@ def choose_backend(
             policy.check_connect(url)  # the agent's author chose it: it is checked like a fetch
         except PermissionDenied as err:
             raise _backend_denied(err, url) from None
-    return resolved or resolve_backend(spec, model=model)
+    return (resolved or resolve_backend(spec, model=model)).for_agent(manifest.sampling)
 
 
 def _backend_denied(err: PermissionDenied, url: str) -> PermissionDenied:
@@ -145,6 +145,7 @@ class LlmService:
     events: Any = None  # an EventSink: backend switches go into the run's NDJSON events
     trace: Any = None  # as RunOptions.trace
     failure: HugindError | None = None  # why connecting failed (the guest saw it as a PermissionDenied)
+    config: BackendConfig | None = None  # the backend connected to (its tool_format is the loop's)
     _client: ChatClient | FallbackClient | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -152,7 +153,8 @@ class LlmService:
         with self._lock:
             if self._client is None:
                 try:
-                    self._client = self._open(self.connect())
+                    self.config = self.connect()
+                    self._client = self._open(self.config)
                     self._client.deadline = self.deadline
                 except PermissionDenied:
                     raise

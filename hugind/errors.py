@@ -25,6 +25,7 @@ class ExitCode:
     ENGINE = 7  # the JS engine is missing, corrupt or failed to build
     REPLAY_DIVERGED = 8  # hugind replay: the run differs from its record (agent, policy or a request)
     RECORD_INVALID = 9  # hugind replay: the record is truncated, tampered with or not a record
+    NO_ANSWER = 10  # agentic: the model gave no final answer (out of turns, or an empty reply)
     CANCELLED = 130  # stopped from outside: Ctrl-C (128 + SIGINT), or its MCP client cancelled the call
     OUTPUT_CLOSED = 141  # stdout's reader left (128 + SIGPIPE, as a shell reports a tool SIGPIPE ended)
     INTERNAL = 70  # a bug in hugind itself
@@ -113,6 +114,13 @@ class OutputFailed(HugindError):
     the run was stopped rather than go on with its output lost."""
 
     exit_code = ExitCode.OUTPUT_FAILED
+
+
+class NoFinalAnswer(HugindError):
+    """An agentic run ended without a final answer: ``max_turns`` ran out while the model
+    still called tools, or its last reply was empty (or only echoed the tool list)."""
+
+    exit_code = ExitCode.NO_ANSWER
 
 
 class ReplayDiverged(HugindError):

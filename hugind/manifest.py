@@ -37,6 +37,7 @@ KNOWN_KEYS = {
     "tool_format",
     "mcp",
     "input_schema",
+    "sampling",
 }
 
 
@@ -63,10 +64,12 @@ class Manifest:
     runtime_fs_mode: str | None = None
     backend: str | dict[str, Any] | None = None
     max_turns: int | None = None
-    tool_format: str = "auto"
+    tool_format: str | None = None  # None: not set (the backend's, else auto: hugind.agentic_run)
     mcp: tuple[dict[str, Any], ...] = ()
     input_schema: dict[str, Any] | None = None
     source: str = MANIFEST_NAME
+    # max_tokens, temperature, top_p, stop, seed: inside what the user's backend allows (hugind.llm.sampling)
+    sampling: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,22 @@ def _parse_env(raw: Any, source: str) -> tuple[EnvVar, ...]:
     return tuple(out)
 
 
+def _parse_sampling(raw: Any, source: str) -> dict[str, Any]:
+    from hugind.llm.sampling import SAMPLING_KEYS, SamplingError, parse_sampling
+
+    if raw is None:
+        return {}
+    if not isinstance(raw, dict):
+        raise _fail(source, f"'sampling' must be a mapping of {', '.join(SAMPLING_KEYS)}")
+    unknown = sorted(set(map(str, raw)) - set(SAMPLING_KEYS))
+    if unknown:
+        raise _fail(source, f"unknown key sampling.{unknown[0]} (known: {', '.join(SAMPLING_KEYS)})")
+    try:
+        return parse_sampling(raw)
+    except SamplingError as err:
+        raise _fail(source, f"sampling: {err}") from None
+
+
 def parse_manifest(data: Any, source: str = MANIFEST_NAME) -> Manifest:
     if data is None:
         data = {}
@@ -154,8 +173,8 @@ def parse_manifest(data: Any, source: str = MANIFEST_NAME) -> Manifest:
     max_turns = _expect(data, "max_turns", int, source, "a whole number")
     if max_turns is not None and not 1 <= max_turns <= 1000:
         raise _fail(source, "'max_turns' must be between 1 and 1000")
-    tool_format = _expect(data, "tool_format", str, source, "'text', 'native' or 'auto'") or "auto"
-    if tool_format not in TOOL_FORMATS:
+    tool_format = _expect(data, "tool_format", str, source, "'text', 'native' or 'auto'")
+    if tool_format is not None and tool_format not in TOOL_FORMATS:
         raise _fail(source, f"'tool_format' must be one of {', '.join(TOOL_FORMATS)}, got {tool_format!r}")
     mcp = _expect(data, "mcp", list, source, "a list of servers") or []
     if not all(isinstance(s, dict) for s in mcp):
@@ -175,6 +194,7 @@ def parse_manifest(data: Any, source: str = MANIFEST_NAME) -> Manifest:
         mcp=tuple(mcp),
         input_schema=_expect(data, "input_schema", dict, source, "a JSON Schema mapping"),
         source=source,
+        sampling=_parse_sampling(data.get("sampling"), source),
     )
 
 

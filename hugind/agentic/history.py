@@ -5,12 +5,20 @@ Text format: tool results go back as one user message
 one ``role: tool`` message per call with its ``tool_call_id``. Role
 alternation is kept (no two user messages in a row): the closing notice is
 merged into a preceding user message.
+
+A call the model wrote as text while native tools are on is written back in
+the native form (an assistant message with ``tool_calls`` and ids, then the
+``tool`` messages): a chat template renders only that as a call that was
+answered. ``plain_request`` is the closing request for models that did not
+take in their results: the request and the results as one plain user
+message, with no system prompt and no tools.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from hugind.agentic.calls import CallItem, ParsedCall
@@ -38,6 +46,19 @@ def assistant_native(raw_content: str, items: Sequence[CallItem]) -> Message:
     return {"role": "assistant", "content": raw_content, "tool_calls": calls}
 
 
+def with_ids(items: Sequence[CallItem], turn: int) -> list[CallItem]:
+    """Text-parsed calls given the ids a native call would carry (``call_TURN_INDEX``)."""
+    out: list[CallItem] = []
+    for index, item in enumerate(items):
+        if item.id:
+            out.append(item)
+        elif isinstance(item, ParsedCall):
+            out.append(replace(item, id=f"call_{turn}_{index}"))
+        else:
+            out.append(replace(item, id=f"call_{turn}_{index}", name=item.name or "tool_call"))
+    return out
+
+
 def text_results(outcomes: Sequence[Outcome]) -> Message:
     body = "\n\n".join(f"[{o.label}] {o.text}" for o in outcomes)
     return {"role": "user", "content": f"Tool results:\n\n{body}"}
@@ -54,6 +75,12 @@ def add_notice(messages: list[Message], notice: str) -> None:
         last["content"] = f"{last['content']}\n\n{notice}"
     else:
         messages.append({"role": "user", "content": notice})
+
+
+def plain_request(request: str, results: Sequence[tuple[str, str]], notice: str) -> list[Message]:
+    """The closing request with no tool machinery: what was asked, what the tools said, answer now."""
+    body = "\n\n".join(f"[{label}] {text}" for label, text in results)
+    return [{"role": "user", "content": f"{request}\n\nTool results:\n\n{body}\n\n{notice}"}]
 
 
 def compact(messages: list[Message], keep_last: int = 1) -> bool:

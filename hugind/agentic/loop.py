@@ -6,10 +6,18 @@
     loop up to max_turns:
         POST chat/completions
         strip <think> (raw text stays in history); find tool calls
-        no calls -> the stripped text is the final answer
+        no calls -> the stripped text is the final answer (an echo of the tool list is not:
+                    the model is told so and the loop goes on)
         run the calls (parse errors, unknown tools -> error results), append results
+        calls that repeat the last turn's successful ones -> their earlier results, with a
+                    note; repeat_limit such turns in a row -> the plain closing request
         same failing call N times in a row -> stop asking for tools
-    out of turns -> "You have reached the maximum number of turns. ..." and one last call
+    out of turns -> "You have reached the maximum number of turns. ..." and one last call;
+    no answer in it -> one plain closing request: the user's request and the tool results
+    as one user message, no tools (what a 0.5B model answers; it repeats calls otherwise)
+
+An empty final text means the model gave no answer; ``hugind run`` fails it
+(``NoFinalAnswer``), and the session is saved as failed, not finished.
 
 ``checkpoint`` is called with the whole conversation at the start, after every
 turn's tool results and at the end (``hugind.sessions`` persists it);
@@ -17,8 +25,11 @@ turn's tool results and at the end (``hugind.sessions`` persists it);
 
 ``tool_format``: ``text`` (tools described in the prompt, calls parsed from
 text), ``native`` (OpenAI ``tools``; results as ``role: tool`` messages),
-``auto`` (both offered; whatever the model uses is answered in kind; if the
-backend rejects ``tools`` the loop continues in text format).
+``auto`` (both offered; if the backend rejects ``tools`` the loop continues in
+text format). While native tools are on, a call the model wrote as text is
+written back in native form (``tool_calls`` with ids, ``tool`` results), so the
+chat template shows it answered; in text format, results go back as the text
+format's own ``Tool results:`` message.
 """
 
 from __future__ import annotations
@@ -30,7 +41,7 @@ from typing import Any, Protocol, TextIO
 
 from hugind.agentic.calls import CallItem, ParsedCall, ParseFailure
 from hugind.agentic.checkpoint import FAILED, FINISHED, INTERRUPTED, RUNNING, Checkpoint, CheckpointHook, ToolRecord
-from hugind.agentic.dispatch import dispatch
+from hugind.agentic.dispatch import Outcome, dispatch
 from hugind.agentic.doom import DoomLoopGuard
 from hugind.agentic.events import (
     ErrorEvent,
@@ -50,10 +61,13 @@ from hugind.agentic.history import (
     assistant_text,
     compact,
     native_results,
+    plain_request,
     text_results,
+    with_ids,
 )
 from hugind.agentic.parse import parse_tool_calls, strip_tool_calls
-from hugind.agentic.prompt import build_system_prompt, prompt_tools
+from hugind.agentic.prompt import build_system_prompt, is_tool_list_echo, prompt_tools
+from hugind.agentic.repeats import RepeatGuard, answer_repeats
 from hugind.agentic.skills import SkillSet
 from hugind.agentic.thinking import strip_thinking
 from hugind.agentic.tools import ToolExecutor, ToolSpec
@@ -64,6 +78,11 @@ from hugind.llm.types import ChatResult, NativeToolCall, Usage
 
 TOOL_FORMATS = ("text", "native", "auto")
 MAX_COMPACTIONS = 3
+ECHO_NOTICE = (
+    "That is a line of the tool list, not an answer. To use a tool, reply with a tool call; "
+    "otherwise reply with your final answer in plain words."
+)
+PLAIN_NOTICE = "Answer the request above now, in plain words, using these tool results. Do not call any tool."
 
 
 class ChatBackend(Protocol):
@@ -107,6 +126,7 @@ def run_agentic_loop(
     stream: bool = False,
     on_token: Callable[[str], None] | None = None,
     doom_threshold: int = 3,
+    repeat_limit: int = 3,
     max_result_chars: int = 100_000,
     checkpoint: CheckpointHook | None = None,
     resume_from: Checkpoint | None = None,
@@ -117,6 +137,7 @@ def run_agentic_loop(
         raise UsageError(f"max_turns must be a positive integer, not {max_turns!r}")
     loop = _Loop(client, list(tools), executor, tool_format, skills, stream, on_token, max_result_chars)
     loop.observe(as_sink(events), make_tracer(trace), DoomLoopGuard(doom_threshold))
+    loop.repeats = RepeatGuard(repeat_limit)
     loop.checkpoint = checkpoint
     try:
         if resume_from is not None:
@@ -159,6 +180,8 @@ class _Loop:
         self.sink: EventSink = as_sink(None)
         self.tracer: Tracer = make_tracer(False)
         self.guard = DoomLoopGuard()
+        self.repeats = RepeatGuard()
+        self.results: dict[str, tuple[str, str]] = {}  # successful results by call signature
         self.messages: list[dict[str, Any]] = []
         self.usage = Usage()
         self.turn = 0
@@ -217,23 +240,43 @@ class _Loop:
             result = self.ask(final=False)
             items, native = self.extract(result)
             if not items:
+                if is_tool_list_echo(self.answer_text(result), self.offered):
+                    self.messages.append(assistant_text(result.content))
+                    add_notice(self.messages, ECHO_NOTICE)
+                    self.tracer.line("the reply only repeats the tool list: not taken as the answer")
+                    continue
                 self.messages.append(assistant_text(result.content))
                 return self.finish(result, "done", "")
             self.tool_calls += len(items)
-            self.messages.append(assistant_native(result.content, items) if native else assistant_text(result.content))
-            outcomes = dispatch(
-                items,
-                tools=self.tools,
-                executor=self.executor,
-                skills=self.skills,
-                turn=self.turn,
-                native=native,
-                emit=self.sink.emit,
-                tracer=self.tracer,
-                max_result_chars=self.max_result_chars,
-            )
-            detail = self.guard.observe(outcomes) or ""
-            if native:
+            # A call written as text while native tools are on goes into the history in native form.
+            canonical = native or self.native_tools is not None
+            if canonical and not native:
+                items = with_ids(items, self.turn)
+            if canonical:
+                shown = result.content if native else strip_tool_calls(result.content, self.offered)
+                self.messages.append(assistant_native(shown, items))
+            else:
+                self.messages.append(assistant_text(result.content))
+            earlier = self.repeats.cached(items)
+            if earlier is not None:
+                outcomes = answer_repeats(items, earlier, turn=self.turn, emit=self.sink.emit, tracer=self.tracer)
+                detail = self.repeats.repeated(items) or ""
+            else:
+                outcomes = dispatch(
+                    items,
+                    tools=self.tools,
+                    executor=self.executor,
+                    skills=self.skills,
+                    turn=self.turn,
+                    native=native,
+                    emit=self.sink.emit,
+                    tracer=self.tracer,
+                    max_result_chars=self.max_result_chars,
+                )
+                self.repeats.ran(outcomes)
+                self.remember(outcomes)
+                detail = self.guard.observe(outcomes) or ""
+            if canonical:
                 self.messages.extend(native_results(outcomes))
             else:
                 self.messages.append(text_results(outcomes))
@@ -241,30 +284,64 @@ class _Loop:
             self.save(RUNNING)
             if detail:
                 self.tracer.line(f"doom-loop guard: {detail}; asking for a final answer")
+                if earlier is not None:
+                    return self.close_plain("doom_loop", detail)
                 break
         reason = "doom_loop" if detail else "max_turns"
         notice = f"Stop using tools: {detail}. Please provide your final answer now." if detail else MAX_TURNS_NOTICE
         add_notice(self.messages, notice)
         result = self.ask(final=True)
+        self.report(result, 0, False)
         self.messages.append(assistant_text(result.content))
-        return self.finish(result, reason, detail or f"reached max_turns={max_turns}")
+        detail = detail or f"reached max_turns={max_turns}"
+        if not self.final_text(result) and self.results:
+            # Still no answer: ask once more with the results as plain text and no tools.
+            return self.close_plain(reason, detail)
+        return self.finish(result, reason, detail)
+
+    def close_plain(self, reason: str, detail: str) -> LoopResult:
+        """The closing request for a model that did not take in its results (see plain_request)."""
+        self.tracer.line("asking for the final answer with the tool results as plain text, no tools")
+        # No system prompt either: an agent's ("first call read_note ...") would ask for a call again.
+        request = plain_request(self._first("user"), list(self.results.values()), PLAIN_NOTICE)
+        add_notice(self.messages, PLAIN_NOTICE)
+        result = self.ask(final=True, messages=request)
+        self.report(result, 0, False)
+        self.messages.append(assistant_text(result.content))
+        return self.finish(result, reason, detail)
+
+    def remember(self, outcomes: Sequence[Outcome]) -> None:
+        """The successful results so far, by call (the latest of a call wins), for close_plain."""
+        for o in outcomes:
+            if o.ok and isinstance(o.item, ParsedCall):
+                label = f"{o.item.name} {json.dumps(o.item.args, ensure_ascii=False, default=str)}"
+                self.results.pop(o.signature, None)
+                self.results[o.signature] = (label, o.text)
+
+    def _first(self, role: str) -> str:
+        for message in self.messages:
+            if message.get("role") == role and isinstance(message.get("content"), str):
+                return message["content"]
+        return ""
 
     # -- one chat request ---------------------------------------------------
 
-    def ask(self, *, final: bool) -> ChatResult:
+    def ask(self, *, final: bool, messages: list[dict[str, Any]] | None = None) -> ChatResult:
+        """One request: the conversation, or ``messages`` as given with no tools."""
         self.turn += 1
-        self.sink.emit(TurnStart(self.turn, len(self.messages), final))
+        sent = self.messages if messages is None else messages
+        self.sink.emit(TurnStart(self.turn, len(sent), final))
         compactions = 0
         while True:
-            tools = self.native_tools
+            tools = self.native_tools if messages is None else None
             extra = {"tool_choice": "none"} if final and tools else None
             try:
                 result = self.client.complete(
-                    self.messages, tools=tools, stream=self.stream, on_token=self.on_token, extra=extra
+                    sent, tools=tools, stream=self.stream, on_token=self.on_token, extra=extra
                 )
                 break
             except ContextOverflowError:
-                if compactions >= MAX_COMPACTIONS or not compact(self.messages):
+                if compactions >= MAX_COMPACTIONS or not compact(sent):
                     raise
                 compactions += 1
                 self.tracer.line("context window exceeded: old tool results elided, retrying")
@@ -283,7 +360,12 @@ class _Loop:
         else:
             items = parse_tool_calls(strip_thinking(result.content), self.offered)
             native = False
-        status = "tool calls" if items else (result.finish_reason or "stop")
+        self.report(result, len(items), native)
+        return items, native
+
+    def report(self, result: ChatResult, calls: int, native: bool) -> None:
+        """The llm_response event and trace line of a request (closing requests too)."""
+        status = "tool calls" if calls else (result.finish_reason or "stop")
         self.sink.emit(
             LlmResponse(
                 self.turn,
@@ -292,21 +374,32 @@ class _Loop:
                 result.finish_reason,
                 len(result.content),
                 len(result.reasoning),
-                len(items),
+                calls,
                 native,
                 result.usage.to_dict() if result.usage else None,
             )
         )
-        self.tracer.turn(self.turn, len(self.messages), status, result.elapsed_s, result.content, len(items))
-        return items, native
+        self.tracer.turn(self.turn, len(self.messages), status, result.elapsed_s, result.content, calls)
+
+    def answer_text(self, result: ChatResult) -> str:
+        return strip_tool_calls(strip_thinking(result.content), self.offered)
+
+    def final_text(self, result: ChatResult) -> str:
+        """The answer, or "" when there is none (empty, or only an echo of the tool list)."""
+        text = self.answer_text(result)
+        return "" if is_tool_list_echo(text, self.offered) else text
 
     def finish(self, result: ChatResult, reason: str, detail: str) -> LoopResult:
-        text = strip_tool_calls(strip_thinking(result.content), self.offered)
+        text = self.final_text(result)
         self.sink.emit(Final(text, self.turn, reason, detail))
         u = self.usage
         self.sink.emit(UsageEvent(u.prompt_tokens, u.completion_tokens, u.total_tokens, self.turn))
         self.tracer.line(f"final after {self.turn} request(s) ({reason}): {len(text)} chars")
-        self.save(FINISHED, final_text=text, stop_reason=reason)
+        if text.strip():
+            self.save(FINISHED, final_text=text, stop_reason=reason)
+        else:
+            # No answer: the run fails (hugind.agentic_run), and the conversation stays resumable.
+            self.save(FAILED, error=f"no final answer ({reason})")
         return LoopResult(text, self.turn, self.messages, u, reason, detail, self.tool_calls)
 
 

@@ -32,6 +32,7 @@ from hugind.llm.errors import (
     classify_stream_error,
 )
 from hugind.llm.retry import RetryPolicy, parse_retry_after
+from hugind.llm.sampling import SamplingRules
 from hugind.llm.sse import iter_sse
 from hugind.llm.stream import StreamAccumulator, StreamErrorPayload, TokenCallback
 from hugind.llm.types import ChatResult, NativeToolCall, Usage, arguments_text, content_text
@@ -57,6 +58,7 @@ class ChatClient:
         retry: RetryPolicy | None = None,
         connect_timeout: float = 10.0,
         stream_usage: bool = True,
+        sampling: SamplingRules | None = None,
     ) -> None:
         if session_mode not in SESSION_MODES:
             raise BackendConfigError(f"session_mode must be one of {', '.join(SESSION_MODES)}")
@@ -74,6 +76,7 @@ class ChatClient:
             self.session_id = session_id
         self.retry = retry or RetryPolicy(max_retries=max_retries)
         self.stream_usage = stream_usage
+        self.sampling = sampling  # the user's bounds and the agent's defaults, applied to every request
         self._rng = random.Random()
         base_headers = {"Accept": "application/json"}
         base_headers.update(dict(headers or {}))
@@ -137,6 +140,8 @@ class ChatClient:
             body["stream_options"] = {"include_usage": True}
         if extra:
             body.update(extra)
+        if self.sampling:
+            self.sampling.apply(body)
         stream = bool(body.get("stream"))
         started = time.monotonic()
         waited = 0.0

@@ -9,11 +9,19 @@ Config file shape::
         model: qwen3-8b
         api_key_env: LOCAL_LLM_KEY  # optional: env var holding the key
         headers: {X-Team: a}        # optional; values may use ${ENV_VAR}
-        tool_format: text           # text | native | auto
+        tool_format: text           # text | native | auto; wins over agent.yaml's (this server's ability)
         timeout: 120                # seconds
         max_retries: 3
         session_mode: fresh         # fresh | resume | stateless
         fallbacks: [remote, http://10.0.0.5:8000/v1]  # optional: tried in order when this one fails
+        max_tokens: 1024            # optional sampling: max_tokens, temperature, top_p, stop, seed
+        temperature: 0
+
+Sampling options set here bound the agent's (agent.yaml ``sampling``):
+``max_tokens`` is a cap, ``temperature``/``top_p``/``seed`` are fixed,
+``stop`` sequences are always sent (``hugind.llm.sampling``). A backend
+mapping written in agent.yaml may not set them: the agent's go in its own
+``sampling`` key, where they cannot widen yours.
 
 A fallback is a backend name from this file, a URL, or a mapping of inline
 settings (``{url, model, ...}``). A name's own fallbacks follow it, depth
@@ -40,6 +48,7 @@ import yaml
 
 from hugind.llm.endpoint import SESSION_MODES, api_base
 from hugind.llm.errors import BackendConfigError
+from hugind.llm.sampling import SAMPLING_KEYS, SamplingError, SamplingRules, parse_sampling
 from hugind.paths import hugind_home
 from hugind.yamlfile import load_yaml
 
@@ -58,6 +67,7 @@ _KNOWN_KEYS = {
     "session_mode",
     "session_id",
     "fallbacks",
+    *SAMPLING_KEYS,
 }
 _ENV_REF = r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}"  # compiled (and cached) by re on first use
 
@@ -81,7 +91,7 @@ class BackendConfig:
     name: str | None = None
     api_key: str | None = field(default=None, repr=False)
     headers: Mapping[str, str] = field(default_factory=dict, repr=False)
-    tool_format: str = "text"
+    tool_format: str | None = None  # None: not set here (agent.yaml's, else auto)
     timeout: float = 120.0
     max_retries: int = 3
     session_mode: str = "fresh"
@@ -90,6 +100,8 @@ class BackendConfig:
     fallbacks: tuple[BackendConfig, ...] = field(default=(), repr=False)
     # A URL written in agent.yaml: the agent's network policy must admit it before use.
     from_agent: bool = False
+    sampling: Mapping[str, Any] = field(default_factory=dict)  # the user's (config.yaml): bounds
+    agent_sampling: Mapping[str, Any] = field(default_factory=dict)  # agent.yaml's: defaults inside them
 
     @property
     def label(self) -> str:
@@ -98,9 +110,19 @@ class BackendConfig:
     def with_overrides(self, **changes: Any) -> BackendConfig:
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
+    def for_agent(self, agent_sampling: Mapping[str, Any] | None) -> BackendConfig:
+        """This backend and its fallbacks with the agent's sampling options (each under its own user's)."""
+        if not agent_sampling:
+            return self
+        chain = tuple(f.for_agent(agent_sampling) for f in self.fallbacks)
+        return replace(self, agent_sampling=dict(agent_sampling), fallbacks=chain)
+
     def make_client(self, **kwargs: Any) -> ChatClient:
         from hugind.llm.client import ChatClient
 
+        rules = SamplingRules(dict(self.sampling), dict(self.agent_sampling))
+        if rules:
+            kwargs.setdefault("sampling", rules)
         return ChatClient(
             self.url,
             self.model,
@@ -146,6 +168,7 @@ def resolve_backend(
         backends, _ = _load(path, required=True, wanted=text)
         return _named(text, backends, path, env).with_overrides(model=model)
     if isinstance(spec, Mapping):
+        _no_agent_sampling(spec, "the backend mapping")
         settings = dict(spec)
         ref = settings.pop("name", None) or settings.pop("backend", None)
         backends: dict[str, Any] = {}
@@ -202,6 +225,8 @@ def _chain(
                 nested: Any = entry.get("fallbacks")
             else:
                 settings = {"url": item} if isinstance(item, str) else dict(item)
+                if agent_urls and top:
+                    _no_agent_sampling(settings, "an inline fallback")
                 if "fallbacks" in settings:
                     raise BackendConfigError(f"{who}: an inline fallback cannot have fallbacks of its own")
                 config = replace(_from_entry(None, settings, env), from_agent=agent_urls and top)
@@ -214,6 +239,16 @@ def _chain(
 
     visit(first, [owner] if owner else [], True)
     return tuple(out)
+
+
+def _no_agent_sampling(settings: Mapping[str, Any], what: str) -> None:
+    """agent.yaml's backend mappings may not set sampling: merged over the user's entry they would widen it."""
+    given = [k for k in SAMPLING_KEYS if k in settings]
+    if given:
+        raise BackendConfigError(
+            f"{what} in agent.yaml cannot set {', '.join(given)}: put the agent's sampling options under "
+            "agent.yaml's 'sampling' (they are bounded by the backend's own settings in config.yaml)"
+        )
 
 
 def _fallback_items(entries: Any, who: str) -> list[Any]:
@@ -313,8 +348,8 @@ def _from_entry(name: str | None, entry: Mapping[str, Any], env: Mapping[str, st
     if not isinstance(headers, Mapping):
         raise BackendConfigError(f"{who}: 'headers' must be a mapping")
     resolved_headers = {str(k): _expand(str(v), env, who) for k, v in headers.items()}
-    tool_format = entry.get("tool_format", "text")
-    if tool_format not in TOOL_FORMATS:
+    tool_format = entry.get("tool_format")
+    if tool_format is not None and tool_format not in TOOL_FORMATS:
         raise BackendConfigError(f"{who}: tool_format must be one of {', '.join(TOOL_FORMATS)}")
     timeout = entry.get("timeout", 120.0)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
@@ -330,6 +365,10 @@ def _from_entry(name: str | None, entry: Mapping[str, Any], env: Mapping[str, st
         raise BackendConfigError(f"{who}: 'session_id' must be a string")
     if session_mode == "resume" and not session_id:
         raise BackendConfigError(f"{who}: session_mode 'resume' needs a session_id")
+    try:
+        sampling = parse_sampling(entry)
+    except SamplingError as err:
+        raise BackendConfigError(f"{who}: {err}") from None
     return BackendConfig(
         url=url,
         model=model,
@@ -341,6 +380,7 @@ def _from_entry(name: str | None, entry: Mapping[str, Any], env: Mapping[str, st
         max_retries=retries,
         session_mode=session_mode,
         session_id=session_id,
+        sampling=sampling,
     )
 
 

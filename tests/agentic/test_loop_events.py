@@ -143,7 +143,7 @@ def test_skill_activation_in_loop(server, client, tmp_path):
     result = _loop(client, skills=skills, executor=executor)
     system = server.chat_requests[0].messages[0]["content"]
     assert "- pdf: Work with PDF files." in system
-    assert "- activate_skill(name): Load the full instructions of an installed skill." in system
+    assert "* activate_skill: Load the full instructions of an installed skill. Arguments: name." in system
     first = server.chat_requests[1].messages[-1]["content"]
     assert first.startswith(
         "Tool results:\n\n[activate_skill] Skill 'pdf' instructions:\n\n# PDF\nUse pdftotext -layout."

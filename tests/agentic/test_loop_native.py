@@ -109,7 +109,9 @@ def test_auto_answers_native_calls_natively_and_text_calls_as_text(server, clien
     first, second, third = server.chat_requests
     assert "tools" in first.body and "<tool_call>" in first.messages[0]["content"]
     assert second.messages[-1] == {"role": "tool", "tool_call_id": "n1", "content": "ran a"}
-    assert third.messages[-1] == {"role": "user", "content": "Tool results:\n\n[run] ran b"}
+    # Issue #29: with native tools on, a call written as text goes back in native form too.
+    assert third.messages[-2]["tool_calls"][0]["function"] == {"name": "run", "arguments": '{"command": "b"}'}
+    assert third.messages[-1] == {"role": "tool", "tool_call_id": "call_2_0", "content": "ran b"}
     assert result.final_text == "done"
 
 
@@ -130,7 +132,8 @@ def test_native_mode_still_reads_text_calls(server, client):
     executor = RecordingExecutor()
     _loop(client, executor)
     assert [c.args for c in executor.calls] == [{"command": "t"}]
-    assert server.chat_requests[1].messages[-1]["content"] == "Tool results:\n\n[run] ran t"
+    # Issue #29: answered in the native form (was a "Tool results:" user message).
+    assert server.chat_requests[1].messages[-1] == {"role": "tool", "tool_call_id": "call_1_0", "content": "ran t"}
 
 
 def test_reasoning_field_is_not_the_answer(server, client):

@@ -97,8 +97,8 @@ def test_first_request_is_the_reference_shape(server, client):
     assert body["stream"] is False and body["model"] == "test-model" and "tools" not in body
     system, user = body["messages"]
     assert system["role"] == "system" and system["content"].startswith(SYSTEM)
-    assert '<tool_call>{"name":"tool_name","args":{...}}</tool_call>' in system["content"]
-    assert "- read_file(path): Read the full contents of a file." in system["content"]
+    assert '<tool_call>{"name": "read_file", "arguments": {"path": "..."}}</tool_call>' in system["content"]
+    assert "* read_file: Read the full contents of a file. Arguments: path." in system["content"]
     assert user == {"role": "user", "content": "Read the notes."}
     assert result.final_text == "Nothing to do." and result.turns == 1
 

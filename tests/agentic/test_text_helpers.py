@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from hugind.agentic import (
@@ -78,14 +80,21 @@ def test_lenient_json_rejects(text):
 # -- prompt --------------------------------------------------------------------
 
 
-def test_tools_prompt_reference_shape():
+def test_tools_prompt_shape():
+    # Issue #29: the tool list must not look like a call (``- name(args): ...`` lines were
+    # echoed as answers by a 0.5B model); one example of a call and one of an answer.
     assert tools_prompt(TOOLS) == (
-        'You have tools. To use one: <tool_call>{"name":"tool_name","args":{...}}</tool_call>\n'
-        "When done, respond without tool_call tags.\n"
-        "- read_file(path): Read the full contents of a file.\n"
-        "- run(command, timeout): Run a shell command and return its output.\n"
-        "- sleep(tag, seconds): Wait, then answer with a tag."
+        "You can use these tools:\n"
+        "* read_file: Read the full contents of a file. Arguments: path.\n"
+        "* run: Run a shell command and return its output. Arguments: command, timeout.\n"
+        "* sleep: Wait, then answer with a tag. Arguments: tag, seconds.\n"
+        "To use a tool, reply with only a tool call, like this:\n"
+        '<tool_call>{"name": "read_file", "arguments": {"path": "..."}}</tool_call>\n'
+        "You then get the tool's result. When you have what you need, reply with your final answer "
+        "in plain words and no tool call, like this:\n"
+        "The result says the meeting is at 10:00."
     )
+    assert not any(re.search(r"\w\(", line) for line in tools_prompt(TOOLS).splitlines()[1:4])
 
 
 def test_system_prompt_sections(tmp_path):
@@ -95,7 +104,9 @@ def test_system_prompt_sections(tmp_path):
     custom, catalog, tools = prompt.split("\n\n")
     assert custom == "Be brief."
     assert catalog.splitlines()[1] == "- git: Helps with git history. Second line."
-    assert tools.splitlines()[-1] == "- activate_skill(name): Load the full instructions of an installed skill."
+    assert (
+        tools.splitlines()[2] == "* activate_skill: Load the full instructions of an installed skill. Arguments: name."
+    )
     assert build_system_prompt("", [], None) == ""
     assert "<tool_call>" not in build_system_prompt("x", TOOLS, skills, tool_format="native")
 

@@ -78,7 +78,7 @@ def test_text_tool_call_runs_in_the_sandbox_and_result_is_fed_back(agent):
     assert out.result.value == "The answer is ABC."
     system = first.body["messages"][0]["content"]
     assert system.startswith("You are a test agent.")
-    assert "- upper(text): Upper-case a text" in system
+    assert "* upper: Upper-case a text. Arguments: text." in system  # issue #29: not name(args)
     assert first.body["messages"][1] == {"role": "user", "content": "shout abc"}
     assert _tool_results(second) == "Tool results:\n\n[upper] ABC"
     assert out.result.loop.turns == 2
@@ -142,13 +142,21 @@ def test_failing_tool_is_reported_to_the_model_and_the_loop_recovers(agent):
 
 
 def test_max_turns_from_js_wins_and_ends_with_a_final_call(agent):
-    loop_forever = Reply('<tool_call>{"name":"upper","args":{"text":"again"}}</tool_call>')
+    # A new argument each turn (issue #29: identical calls are now cut short by the repeat guard),
+    # and an answer to the closing call (an empty one fails the run: test_no_final_answer.py).
+    calls = iter(range(100))
+
+    def loop_forever(request):
+        if "maximum number of turns" in request.body["messages"][-1]["content"]:
+            return Reply("final words")
+        return Reply(f'<tool_call>{{"name":"upper","args":{{"text":"again {next(calls)}"}}}}</tool_call>')
+
     with ChatServer(default=loop_forever) as server:
         out = run_captured(agent, "x", backend=server.url)
         reqs = server.chat_requests
     assert len(reqs) == 5  # set_max_turns(4) + one final "answer now" call
     assert "maximum number of turns" in reqs[-1].body["messages"][-1]["content"]
-    assert out.result.loop.stop_reason == "max_turns"
+    assert out.result.loop.stop_reason == "max_turns" and out.result.value == "final words"
 
 
 def test_backend_down_is_a_backend_error(agent):

@@ -175,7 +175,11 @@ def test_register_tools_json_tools_run_and_get_tool_results_lists_earlier_calls(
         first, second, third = server.chat_requests
     assert out.result.value == "done"
     system = first.body["messages"][0]["content"]
-    assert "- upper(text): Upper-case a text" in system and "- count(text): Count letters" in system
+    # Issue #29: tools are listed in words, not as name(args) (small models echoed those lines).
+    assert (
+        "* upper: Upper-case a text. Arguments: text." in system
+        and "* count: Count letters. Arguments: text." in system
+    )
     assert second.body["messages"][-1]["content"] == "Tool results:\n\n[upper] ABC\n\n[count] 4"
     history = json.loads(third.body["messages"][-1]["content"].removeprefix("Tool results:\n\n[history] "))
     assert history == [

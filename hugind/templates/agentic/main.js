@@ -2,9 +2,14 @@
 // register tools; then the host runs the LLM loop and calls the tools back in
 // the sandbox. Each tool call is checked by the policy in agent.yaml.
 
+// Written for small models too (issue #29: a 0.5B model told less invented
+// answers): the notes are unknown until read, what to do first, how to answer.
 set_system_prompt(
-  "You answer questions about the user's notes. Read them with the read_note tool " +
-    "before answering, and answer in one or two sentences.",
+  "You answer questions about the user's notes, which are files in the notes folder. " +
+    "You do not know what a note says until you read it. " +
+    "First call the read_note tool with the note's file name (for example todo.md). " +
+    "Then, when you have the note's text, answer the question in one short sentence, " +
+    "using only what the note says. Do not read the same note twice.",
 );
 
 register_tool({
