@@ -19,7 +19,13 @@ value its own argument, so any path passes as is, and no JSON parser to import
    (``setsid``, double forks, daemons). Each level passes signals down and
    the exit status up;
 4. rlimits, then Landlock (the plan's paths only; TCP and signals scoped);
-5. exec the program.
+5. no capabilities left (bounding and ambient sets emptied, ``SECBIT_NOROOT``
+   locked, so uid 0 of the namespace gains none at exec), then hugind's
+   seccomp filter (read from hugind's sealed memfd in step 1, loaded with one
+   ``prctl``), and exec the program.
+
+Inside a bubblewrap sandbox the same script runs with no namespaces and no
+Landlock, to set the command's rlimits by hugind's own code before the program.
 
 Any failure is one line on stderr starting with ``hugind-confine:`` and
 exit status 126, before the program runs. ``--probe`` does steps 1-3 with
@@ -29,6 +35,7 @@ exit status 126, before the program runs. ``--probe`` does steps 1-3 with
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import resource
 import signal
@@ -58,6 +65,17 @@ TMP_SIZE = "512m"
 SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 IFF_UP = 0x1
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+PR_SET_SECUREBITS = 28
+# NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off, NO_CAP_AMBIENT_RAISE: each with its lock bit.
+SECURE_BITS = 0x1 | 0x2 | 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+CAP_VERSION_3 = 0x20080522
+MAX_CAP = 63
 EXIT_LAUNCH_FAILED = 126
 DEVICES_RW = ("/dev/null", "/dev/zero", "/dev/full")
 DEVICES_RO = ("/dev/urandom", "/dev/random")
@@ -216,6 +234,60 @@ def _set_rlimits(limits: dict[str, int]) -> None:
         resource.setrlimit(which, (cap, cap))
 
 
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def read_filter(path: str) -> bytes:
+    """hugind's compiled filter, from its sealed memfd (opened while hugind's /proc is visible)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise LaunchError(f"cannot read the seccomp filter: {exc.strerror}") from None
+    if not data or len(data) % 8:
+        raise LaunchError("the seccomp filter is not a BPF program")
+    return data
+
+
+def load_filter(data: bytes) -> None:
+    """Install ``data`` (a BPF program of ``struct sock_filter``) on this thread and what it execs."""
+    libc = _libc()
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise LaunchError(f"prctl(NO_NEW_PRIVS) failed: {os.strerror(ctypes.get_errno())}")
+    buf = ctypes.create_string_buffer(data, len(data))
+    prog = _SockFprog(len(data) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        raise LaunchError(f"cannot load the seccomp filter: {os.strerror(ctypes.get_errno())}")
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities() -> None:
+    """No capability now, none at exec: uid 0 of a user namespace would otherwise hold them
+    all over the sandbox's own processes (its worker's socket, its limits)."""
+    libc = _libc()
+    if libc.prctl(PR_SET_SECUREBITS, SECURE_BITS, 0, 0, 0) != 0 and ctypes.get_errno() != errno.EPERM:
+        raise LaunchError(f"cannot lock the securebits: {os.strerror(ctypes.get_errno())}")
+    for cap in range(MAX_CAP + 1):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() not in (errno.EINVAL, errno.EPERM):
+            raise LaunchError(f"cannot drop capability {cap}: {os.strerror(ctypes.get_errno())}")
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    data = (_CapData * 2)()
+    if libc.capset(ctypes.byref(_CapHeader(CAP_VERSION_3, 0)), data) != 0:
+        raise LaunchError(f"cannot drop capabilities: {os.strerror(ctypes.get_errno())}")
+    if libc.capget(ctypes.byref(_CapHeader(CAP_VERSION_3, 0)), data) != 0 or any(
+        d.effective or d.permitted or d.inheritable for d in data
+    ):
+        raise LaunchError("capabilities remain after dropping them")
+
+
 def _import_landlock() -> ModuleType:
     """The sibling module, loaded before the mounts change (this file may live under /tmp)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -248,6 +320,7 @@ def launch(spec: dict, argv: list[str]) -> None:
     if spec.get("cgroup_procs"):  # first: everything this process starts is counted
         _write(spec["cgroup_procs"], str(os.getpid()))
     _die_with_parent(int(spec.get("parent", 0)))
+    bpf = read_filter(spec["seccomp"]) if spec.get("seccomp") else None
     landlock = _import_landlock() if spec.get("landlock") else None
     if spec.get("namespaces"):
         _unshare()
@@ -259,6 +332,10 @@ def launch(spec: dict, argv: list[str]) -> None:
     _set_rlimits(spec.get("rlimits", {}))
     if landlock is not None:
         _landlock(spec, landlock)
+    if spec.get("drop_caps"):
+        drop_capabilities()
+    if bpf is not None:
+        load_filter(bpf)  # last: the filter refuses calls the steps above make
     env = {k: v for k, v in os.environ.items() if k not in spec.get("env_drop", [])}
     try:
         os.execve(argv[0], argv, env)
@@ -267,7 +344,7 @@ def launch(spec: dict, argv: list[str]) -> None:
 
 
 LIST_KEYS = frozenset({"read", "write", "hide", "env_drop"})
-INT_KEYS = frozenset({"parent", "namespaces", "loopback", "landlock", "restrict_tcp", "tcp_port"})
+INT_KEYS = frozenset({"parent", "namespaces", "loopback", "landlock", "restrict_tcp", "tcp_port", "drop_caps"})
 
 
 def parse_spec(args: list[str]) -> tuple[dict, list[str]]:
@@ -286,7 +363,7 @@ def parse_spec(args: list[str]) -> tuple[dict, list[str]]:
         elif key == "rlimit":
             name, _, number = value.partition("=")
             spec["rlimits"][name] = int(number)
-        elif key == "cgroup_procs":
+        elif key in ("cgroup_procs", "seccomp"):
             spec[key] = value
         else:
             raise LaunchError(f"unknown spec key {key!r}")
