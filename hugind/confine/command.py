@@ -31,6 +31,8 @@ from hugind.confine.probe import LAUNCHER, Capabilities
 # under /tmp must stay visible on top of the private /tmp).
 SPECIAL_MOUNTS = (("--proc", "/proc"), ("--dev", "/dev"), ("--tmpfs", "/tmp"), ("--tmpfs", "/var/tmp"))
 FIRST_AT_DEPTH = 0
+# What the launcher can apply (namespaces: user, mount view, PID, network, IPC, UTS).
+LAUNCHER_LAYERS = frozenset({"namespaces", "landlock", "seccomp", "capabilities"})
 
 
 @dataclass(frozen=True)
@@ -105,7 +107,11 @@ def bwrap_argv(
         read += [os.path.dirname(proxy.socket_path), *_python_paths(), proxy.forwarder]
     # Sorted by depth (stable), so parents are mounted before what lies inside them;
     # the special mounts come first among depth 1 (FIRST_AT_DEPTH sorts before the rest).
-    binds = [((1, FIRST_AT_DEPTH), [flag, where]) for flag, where in SPECIAL_MOUNTS]
+    # A private /tmp holds at most the run's memory limit (it is memory).
+    size = ["--size", str(plan.rlimits.data_bytes)]
+    binds = [
+        ((1, FIRST_AT_DEPTH), [*(size if flag == "--tmpfs" else []), flag, where]) for flag, where in SPECIAL_MOUNTS
+    ]
     binds += [((_depth(p), 1), ["--ro-bind", p, p]) for p in read]
     binds += [((_depth(p), 1), ["--bind", p, p]) for p in plan.write]
     binds += [((1, 1), ["--symlink", target, link]) for link, target in symlinked_system_dirs()]
@@ -188,25 +194,33 @@ def launcher_argv(
     cgroup: ChildCgroup | None,
     *,
     rlimits: bool = True,
+    only: frozenset[str] | None = None,
 ) -> list[str]:
+    """``only``: for the tests that prove each layer on its own (issue #32), the launcher's
+    layers to keep, among LAUNCHER_LAYERS; every other one is off. A function argument
+    only: no option, variable or policy key of hugind reaches it."""
+    if only is not None and not only <= LAUNCHER_LAYERS:
+        raise ValueError(f"unknown layers {sorted(only - LAUNCHER_LAYERS)}")
+    on = LAUNCHER_LAYERS if only is None else only
     read = list(plan.read)
     write = list(plan.write)
     if proxy is not None:
-        # Landlock does not govern connect() to a named socket; the read grant lets it be found.
+        # The socket's directory must be in the view (the mount view holds nothing else).
         read += [*_python_paths(), proxy.forwarder, os.path.dirname(proxy.socket_path)]
     spec = {
         "parent": os.getpid(),
         "cgroup_procs": cgroup.procs if cgroup is not None else None,
-        "namespaces": caps.namespaces,
+        "namespaces": caps.namespaces and "namespaces" in on,
         "loopback": proxy is not None,
-        "landlock": caps.landlock_abi,
+        "landlock": caps.landlock_abi if "landlock" in on else 0,
         "read": read,
         "write": write,
         "hide": list(plan.hide),
         "rlimits": plan.rlimits.as_dict() if rlimits else {},
         "restrict_tcp": True,
-        "drop_caps": True,
-        "seccomp": seccomp.filter_path() if caps.seccomp else None,
+        "drop_caps": "capabilities" in on,
+        "tmp_size": plan.rlimits.data_bytes,
+        "seccomp": seccomp.filter_path() if caps.seccomp and "seccomp" in on else None,
         "tcp_port": proxy.port if proxy is not None else None,
         # Python's locale coercion (PEP 538) adds LC_CTYPE to the launcher's own
         # environment; the program must get exactly the planned one.
