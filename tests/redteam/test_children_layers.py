@@ -232,3 +232,39 @@ def test_the_checks_output_is_the_runs_json(attack):
     # The probes above parse the run's JSON value; a sanity check that results arrive intact.
     result = _python_result(attack, "print('ok')")
     assert json.loads(json.dumps(result))["stdout"] == "ok\n"
+
+
+SWAP = "import os, shutil, sys; shutil.rmtree(sys.argv[1]); os.symlink('/', sys.argv[1])"
+
+
+def test_a_working_dir_swapped_for_a_symlink_does_not_widen_the_next_view(agent_dir):
+    # The working dir lies in a writable root: one command replaces it with a link to /, the next
+    # (in the zygote and per command) must still see only the run's view: the secret outside stays unread.
+    from tests.redteam.helpers import run_attack
+
+    outside = Path(tempfile.mkdtemp(prefix="hugind-redteam-cwd-", dir=Path.home()))  # not under the private /tmp
+    (outside / "secret.txt").write_text("cwd-swap-secret")
+    for zygote in ("1", "0"):
+        os.environ["HUGIND_ZYGOTE"] = zygote
+        try:
+            root = agent_dir()
+            (root / "out" / "work").mkdir(parents=True)
+            work = str(root / "out" / "work")
+            body = (
+                f"const swap = await spawn('python3', ['-c', {js(SWAP)}, {js(work)}], {{detailed: true}});\n"
+                f"const read = await spawn('cat', [{js(str(outside / 'secret.txt'))}], {{detailed: true}});\n"
+                "return [swap.exit_code, read];"
+            )
+            perms = {
+                "shell": {"allow": True, "whitelist": ["python3", "cat"], "working_dir": "out/work"},
+                "filesystem": {"write": ["out"]},
+            }
+            out = run_attack(root, body, perms)
+            assert out.value["ok"], out.value
+            swap, read = out.value["value"]
+            assert swap == 0 and os.path.islink(root / "out" / "work"), (zygote, out.value)
+            assert read["exit_code"] != 0 and "cwd-swap-secret" not in read["stdout"], (zygote, read)
+        finally:
+            os.environ.pop("HUGIND_ZYGOTE", None)
+    (outside / "secret.txt").unlink()
+    outside.rmdir()
