@@ -56,9 +56,10 @@ class Capabilities:
     def filesystem(self) -> str | None:
         if self.bwrap:
             return "bubblewrap mount namespace"
+        view = " + mount view (unshare)" if self.namespaces else ""
         if self.landlock_abi:
-            return f"Landlock ABI {self.landlock_abi}"
-        return None
+            return f"Landlock ABI {self.landlock_abi}{view}"
+        return view[3:] or None
 
     @property
     def processes(self) -> str | None:
