@@ -16,7 +16,7 @@ PERMS = {"shell": {"allow": True, "whitelist": ["touch"]}, "filesystem": {"write
 
 @pytest.mark.parametrize(
     ("disabled", "named"),
-    [("seccomp", "syscall filter"), ("bwrap,landlock", "filesystem"), ("bwrap,namespaces", "processes")],
+    [("seccomp", "syscall filter"), ("bwrap,namespaces,landlock", "filesystem"), ("bwrap,namespaces", "processes")],
 )
 def test_strict_exits_2_naming_the_missing_layer_before_any_child(cli, tmp_path, disabled, named):
     root = tmp_path / "a"
