@@ -6,7 +6,7 @@ a fresh ``/proc`` and a minimal ``/dev``, secrets and hugind's own files
 hidden), every namespace, no capabilities, no nested user namespaces, a new
 session and death with its parent, hugind's seccomp filter (``--seccomp``,
 read from hugind's sealed memfd by the ``sh`` step that starts bwrap); the
-rlimits are set inside by :mod:`hugind.confine.launcher` (hugind's own code,
+rlimits are set inside by :mod:`hugind.confine.limits` (hugind's own code,
 ``resource.setrlimit``) just before the program. Without bubblewrap, the
 launcher makes the namespaces itself, holds the filesystem with Landlock,
 drops every capability and loads the same filter. Either way the program is
@@ -24,6 +24,7 @@ from typing import Any
 
 from hugind.confine import seccomp
 from hugind.confine.cgroup import ChildCgroup
+from hugind.confine.limits import spec_words
 from hugind.confine.plan import ChildPlan, symlinked_system_dirs
 from hugind.confine.probe import LAUNCHER, Capabilities
 
@@ -31,6 +32,7 @@ from hugind.confine.probe import LAUNCHER, Capabilities
 # under /tmp must stay visible on top of the private /tmp).
 SPECIAL_MOUNTS = (("--proc", "/proc"), ("--dev", "/dev"), ("--tmpfs", "/tmp"), ("--tmpfs", "/var/tmp"))
 FIRST_AT_DEPTH = 0
+LIMITS = Path(__file__).resolve().parent / "limits.py"  # sets rlimits inside bwrap, then execs
 # What the launcher can apply (namespaces: user, mount view, PID, network, IPC, UTS).
 LAUNCHER_LAYERS = frozenset({"namespaces", "landlock", "seccomp", "capabilities"})
 
@@ -101,7 +103,7 @@ def bwrap_argv(
         argv += ["--seccomp", str(SECCOMP_FD)]
     read = list(plan.read)
     if python is not None:
-        read += [p for p in _interpreter_paths(python, read) if p not in read] + [str(LAUNCHER)]
+        read += [p for p in _interpreter_paths(python, read) if p not in read] + [str(LIMITS)]
     if proxy is not None:
         # Read-only is enough: connect() to a socket is not a write to its filesystem.
         read += [os.path.dirname(proxy.socket_path), *_python_paths(), proxy.forwarder]
@@ -126,8 +128,8 @@ def bwrap_argv(
         argv += ["--tmpfs", "/sys", "--remount-ro", "/sys", "--tmpfs", "/run", "--remount-ro", "/run"]
     argv += ["--chdir", plan.cwd, "--"]
     if python is not None:
-        limits = {"rlimits": plan.rlimits.as_dict(), "env_drop": [] if "LC_CTYPE" in plan.env else ["LC_CTYPE"]}
-        argv += [python, "-I", "-S", str(LAUNCHER), *spec_args(limits), "--"]
+        drop = [] if "LC_CTYPE" in plan.env else ["LC_CTYPE"]
+        argv += [python, "-I", "-S", str(LIMITS), *spec_words(plan.rlimits.as_dict(), drop), "--"]
     if proxy is not None:
         argv += [_python(), "-I", "-S", proxy.forwarder, "--port", str(proxy.port)]
         argv += ["--unix", proxy.socket_path, "--"]

@@ -26,8 +26,7 @@ value its own argument, so any path passes as is, and no JSON parser to import
    seccomp filter (read from hugind's sealed memfd in step 1, loaded with one
    ``prctl``), and exec the program.
 
-Inside a bubblewrap sandbox the same script runs with no namespaces and no
-Landlock, to set the command's rlimits by hugind's own code before the program.
+(Inside a bubblewrap sandbox, ``limits.py`` alone sets the rlimits.)
 
 Any failure is one line on stderr starting with ``hugind-confine:`` and
 exit status 126, before the program runs. ``--probe`` does steps 1-3 with
@@ -39,7 +38,6 @@ from __future__ import annotations
 import ctypes
 import errno
 import os
-import resource
 import signal
 import sys
 from types import ModuleType
@@ -69,14 +67,6 @@ MAX_CAP = 63
 EXIT_LAUNCH_FAILED = 126
 DEVICES_RW = ("/dev/null", "/dev/zero", "/dev/full")
 DEVICES_RO = ("/dev/urandom", "/dev/random")
-RLIMITS = {
-    "nproc": resource.RLIMIT_NPROC,
-    "fsize": resource.RLIMIT_FSIZE,
-    "cpu": resource.RLIMIT_CPU,
-    "data": resource.RLIMIT_DATA,
-    "nofile": resource.RLIMIT_NOFILE,
-    "core": resource.RLIMIT_CORE,
-}
 
 
 class LaunchError(Exception):
@@ -148,14 +138,6 @@ def _fork_and_relay(*, reap_all: bool) -> None:
             break
     code = os.waitstatus_to_exitcode(status)
     os._exit(code if code >= 0 else 128 - code)
-
-
-def _set_rlimits(limits: dict[str, int]) -> None:
-    for name, value in limits.items():
-        which = RLIMITS[name]
-        _, hard = resource.getrlimit(which)
-        cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(which, (cap, cap))
 
 
 class _SockFprog(ctypes.Structure):
@@ -246,6 +228,7 @@ def launch(spec: dict, argv: list[str]) -> None:
         _write(spec["cgroup_procs"], str(os.getpid()))
     _die_with_parent(int(spec.get("parent", 0)))
     bpf = read_filter(spec["seccomp"]) if spec.get("seccomp") else None
+    limits = _sibling("limits")  # siblings now: the view built below may not hold this directory
     landlock = _sibling("landlock") if spec.get("landlock") else None
     if spec.get("namespaces"):
         mounts = _sibling("mounts")
@@ -261,7 +244,7 @@ def launch(spec: dict, argv: list[str]) -> None:
             _loopback_up()
         _fork_and_relay(reap_all=False)  # this process stays outside the new PID namespace
         _fork_and_relay(reap_all=True)  # PID 1 of the namespace: a minimal init
-    _set_rlimits(spec.get("rlimits", {}))
+    limits.set_rlimits(spec.get("rlimits", {}))
     if landlock is not None:
         _landlock(spec, landlock)
     if spec.get("drop_caps"):

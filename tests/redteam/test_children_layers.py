@@ -268,3 +268,14 @@ def test_a_working_dir_swapped_for_a_symlink_does_not_widen_the_next_view(agent_
             os.environ.pop("HUGIND_ZYGOTE", None)
     (outside / "secret.txt").unlink()
     outside.rmdir()
+
+
+LIMITS = "import resource as r; print(*(r.getrlimit(k)[0] for k in (r.RLIMIT_NOFILE, r.RLIMIT_FSIZE, r.RLIMIT_CPU)))"
+
+
+def test_rlimits_are_set_by_hugind_in_a_sandbox_per_command(attack, monkeypatch):
+    # No prlimit binary in the path: bubblewrap's sandbox runs hugind's limits.py, the launcher sets them itself.
+    monkeypatch.setenv("HUGIND_ZYGOTE", "0")
+    result = _python_result(attack, LIMITS, timeout=7)
+    assert result["exit_code"] == 0, result
+    assert result["stdout"].split() == ["1024", str(16 * 1024 * 1024), "8"]  # cpu: timeout + 1
