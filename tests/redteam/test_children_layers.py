@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import stat
 import tempfile
@@ -22,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.redteam.helpers import js
+from tests.redteam.helpers import js, run_attack
 from tests.redteam.test_confinement import _python_result, mode  # noqa: F401  # the fixture, both modes
 from tests.support.processes import marker, wait_gone
 
@@ -184,8 +185,6 @@ print('caps', sum(data))
 
 
 def test_nothing_a_command_writes_carries_privileges_out(agent_dir):
-    from tests.redteam.helpers import run_attack
-
     root = agent_dir()
     (root / "out").mkdir()
     body = f"return await spawn('python3', ['-c', {js(SETUID)}], {{detailed: true}});"
@@ -240,10 +239,15 @@ SWAP = "import os, shutil, sys; shutil.rmtree(sys.argv[1]); os.symlink('/', sys.
 def test_a_working_dir_swapped_for_a_symlink_does_not_widen_the_next_view(agent_dir):
     # The working dir lies in a writable root: one command replaces it with a link to /, the next
     # (in the zygote and per command) must still see only the run's view: the secret outside stays unread.
-    from tests.redteam.helpers import run_attack
-
     outside = Path(tempfile.mkdtemp(prefix="hugind-redteam-cwd-", dir=Path.home()))  # not under the private /tmp
     (outside / "secret.txt").write_text("cwd-swap-secret")
+    try:
+        _swap_twice(agent_dir, outside)
+    finally:
+        shutil.rmtree(outside)
+
+
+def _swap_twice(agent_dir, outside: Path) -> None:
     for zygote in ("1", "0"):
         os.environ["HUGIND_ZYGOTE"] = zygote
         try:
@@ -266,8 +270,6 @@ def test_a_working_dir_swapped_for_a_symlink_does_not_widen_the_next_view(agent_
             assert read["exit_code"] != 0 and "cwd-swap-secret" not in read["stdout"], (zygote, read)
         finally:
             os.environ.pop("HUGIND_ZYGOTE", None)
-    (outside / "secret.txt").unlink()
-    outside.rmdir()
 
 
 LIMITS = "import resource as r; print(*(r.getrlimit(k)[0] for k in (r.RLIMIT_NOFILE, r.RLIMIT_FSIZE, r.RLIMIT_CPU)))"
