@@ -115,6 +115,10 @@ def run_command(a: RunArgs) -> int:
         options.stdout = options.stderr  # the agent's prints must not corrupt the event stream
     try:
         loaded = load_agent(a.agent)
+        if a.strict:
+            from hugind.confine.gate import refuse_unconfinable
+
+            refuse_unconfinable(loaded.manifest, a.policy is not None)
         if a.expect is not None:
             from hugind.pinning import verify
 

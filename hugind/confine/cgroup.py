@@ -16,6 +16,7 @@ import contextlib
 import functools
 import itertools
 import os
+import signal
 import threading
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ from pathlib import Path
 V1_ROOT = Path("/sys/fs/cgroup/pids")
 V2_ROOTS = (Path("/sys/fs/cgroup"), Path("/sys/fs/cgroup/unified"))
 _counter = itertools.count()
+KILL_ROUNDS = 200  # cgroup v1: list-and-kill rounds (a fork bomb refills it, up to pids.max)
 
 
 def _own_path(controller: str | None) -> str | None:
@@ -147,8 +149,31 @@ class ChildCgroup:
     def procs(self) -> str:
         return str(self.path / "cgroup.procs")
 
+    def kill(self) -> None:
+        """SIGKILL whatever is still in the cgroup: the child is done, and nothing it started
+        may outlive it (without a PID namespace, a ``setsid`` child would). cgroup v2 kills
+        the whole cgroup at once (``cgroup.kill``); v1 lists it (``cgroup.procs``, the
+        kernel's own list), killed until empty, each round catching what forked meanwhile."""
+        try:
+            (self.path / "cgroup.kill").write_text("1")
+            return
+        except OSError:
+            pass
+        for _ in range(KILL_ROUNDS):
+            try:
+                pids = [int(p) for p in (self.path / "cgroup.procs").read_text().split()]
+            except (OSError, ValueError):
+                return
+            if not pids:
+                return
+            for pid in pids:
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.005)
+
     def give_back(self) -> None:
         """Keep the cgroup for the next child once the kernel has released this one's processes."""
+        self.kill()
         if _empty(self.path):
             with _pending_lock:
                 _idle.append(self.path)

@@ -4,21 +4,27 @@ With bubblewrap the child gets a mount view built from the plan (system
 directories and policy roots bound at their own paths, a private ``/tmp``,
 a fresh ``/proc`` and a minimal ``/dev``, secrets and hugind's own files
 hidden), every namespace, no capabilities, no nested user namespaces, a new
-session and death with its parent; rlimits are set by ``prlimit`` inside.
-Without it, :mod:`hugind.confine.launcher` makes the namespaces itself and
-holds the filesystem with Landlock. Either way the program is exactly the
-one the policy checked, with the environment the policy built.
+session and death with its parent, hugind's seccomp filter (``--seccomp``,
+read from hugind's sealed memfd by the ``sh`` step that starts bwrap); the
+rlimits are set inside by :mod:`hugind.confine.limits` (hugind's own code,
+``resource.setrlimit``) just before the program. Without bubblewrap, the
+launcher makes the namespaces itself, holds the filesystem with Landlock,
+drops every capability and loads the same filter. Either way the program is
+exactly the one the policy checked, with the environment the policy built.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from hugind.confine import seccomp
 from hugind.confine.cgroup import ChildCgroup
+from hugind.confine.limits import spec_words
 from hugind.confine.plan import ChildPlan, symlinked_system_dirs
 from hugind.confine.probe import LAUNCHER, Capabilities
 
@@ -26,6 +32,9 @@ from hugind.confine.probe import LAUNCHER, Capabilities
 # under /tmp must stay visible on top of the private /tmp).
 SPECIAL_MOUNTS = (("--proc", "/proc"), ("--dev", "/dev"), ("--tmpfs", "/tmp"), ("--tmpfs", "/var/tmp"))
 FIRST_AT_DEPTH = 0
+LIMITS = Path(__file__).resolve().parent / "limits.py"  # sets rlimits inside bwrap, then execs
+# What the launcher can apply (namespaces: user, mount view, PID, network, IPC, UTS).
+LAUNCHER_LAYERS = frozenset({"namespaces", "landlock", "seccomp", "capabilities"})
 
 
 @dataclass(frozen=True)
@@ -40,6 +49,10 @@ class ProxyEndpoint:
 
 # Moves itself into the child's cgroup, then becomes bwrap: nothing bwrap starts escapes the count.
 JOIN_CGROUP = 'echo $$ > "$0" && exec "$@"'
+# Before bwrap: fd 9 is hugind's seccomp filter (bwrap --seccomp 9 reads and closes it), then
+# the cgroup as above (empty: none). Any failure stops here, before a sandbox exists.
+SECCOMP_FD = 9
+START_BWRAP = 'exec 9<"$0" || exit 126; if [ -n "$1" ]; then echo $$ > "$1" || exit 126; fi; shift; exec "$@"'
 
 
 @dataclass(frozen=True)
@@ -62,6 +75,8 @@ def missing_layers(caps: Capabilities) -> tuple[str, ...]:
         missing.append(f"processes (needs bubblewrap or user namespaces: {caps.namespaces_problem})")
     if caps.network is None:
         missing.append("network (needs bubblewrap, user namespaces or Landlock ABI 4)")
+    if not caps.seccomp:
+        missing.append(f"syscall filter (needs libseccomp and pyseccomp: {caps.seccomp_problem})")
     if caps.process_cap is None:
         missing.append("process count (hugind runs as root and cannot make a pids cgroup; RLIMIT_NPROC spares root)")
     return tuple(missing)
@@ -71,16 +86,34 @@ def _depth(path: str) -> int:
     return 0 if path == "/" else path.rstrip("/").count("/")
 
 
-def bwrap_argv(plan: ChildPlan, bwrap: str, prlimit: str | None, proxy: ProxyEndpoint | None) -> list[str]:
+def bwrap_argv(
+    plan: ChildPlan,
+    bwrap: str,
+    python: str | None,
+    proxy: ProxyEndpoint | None,
+    *,
+    seccomp: bool = False,
+) -> list[str]:
+    """``python``: the interpreter that runs the launcher inside to set the plan's rlimits
+    (None: none set, the zygote's case, whose workers set each command's). ``seccomp``:
+    fd 9 holds the filter (see START_BWRAP)."""
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user", "--disable-userns"]
     argv += ["--cap-drop", "ALL"]
+    if seccomp:
+        argv += ["--seccomp", str(SECCOMP_FD)]
     read = list(plan.read)
+    if python is not None:
+        read += [p for p in _interpreter_paths(python, read) if p not in read] + [str(LIMITS)]
     if proxy is not None:
         # Read-only is enough: connect() to a socket is not a write to its filesystem.
         read += [os.path.dirname(proxy.socket_path), *_python_paths(), proxy.forwarder]
     # Sorted by depth (stable), so parents are mounted before what lies inside them;
     # the special mounts come first among depth 1 (FIRST_AT_DEPTH sorts before the rest).
-    binds = [((1, FIRST_AT_DEPTH), [flag, where]) for flag, where in SPECIAL_MOUNTS]
+    # A private /tmp holds at most the run's memory limit (it is memory).
+    size = ["--size", str(plan.rlimits.data_bytes)]
+    binds = [
+        ((1, FIRST_AT_DEPTH), [*(size if flag == "--tmpfs" else []), flag, where]) for flag, where in SPECIAL_MOUNTS
+    ]
     binds += [((_depth(p), 1), ["--ro-bind", p, p]) for p in read]
     binds += [((_depth(p), 1), ["--bind", p, p]) for p in plan.write]
     binds += [((1, 1), ["--symlink", target, link]) for link, target in symlinked_system_dirs()]
@@ -94,8 +127,9 @@ def bwrap_argv(plan: ChildPlan, bwrap: str, prlimit: str | None, proxy: ProxyEnd
     if any(p == "/" for p in (*plan.read, *plan.write)):
         argv += ["--tmpfs", "/sys", "--remount-ro", "/sys", "--tmpfs", "/run", "--remount-ro", "/run"]
     argv += ["--chdir", plan.cwd, "--"]
-    if prlimit:
-        argv += [prlimit, *(f"--{name}={value}:{value}" for name, value in plan.rlimits.as_dict().items()), "--"]
+    if python is not None:
+        drop = [] if "LC_CTYPE" in plan.env else ["LC_CTYPE"]
+        argv += [python, "-I", "-S", str(LIMITS), *spec_words(plan.rlimits.as_dict(), drop), "--"]
     if proxy is not None:
         argv += [_python(), "-I", "-S", proxy.forwarder, "--port", str(proxy.port)]
         argv += ["--unix", proxy.socket_path, "--"]
@@ -112,6 +146,30 @@ def _python_paths() -> list[str]:
     """What the forwarder (a Python script) needs to run inside the view."""
     prefix = os.path.realpath(sys.base_prefix)
     return [] if prefix.startswith("/usr/") or prefix == "/usr" else [prefix]
+
+
+def _inside(path: str, roots: list[str] | tuple[str, ...]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def interpreter(read: list[str] | tuple[str, ...]) -> str:
+    """A Python for hugind's helpers inside a view: one the view already holds if it can
+    (hugind's own, or the system's), else hugind's own (its installation is then granted
+    read-only: see _interpreter_paths)."""
+    own = os.path.realpath(sys.executable)
+    if _inside(own, read) and _inside(os.path.realpath(sys.base_prefix), read):
+        return own
+    system = shutil.which("python3", path="/usr/bin:/bin")
+    if system is not None and _inside(os.path.realpath(system), read):
+        return os.path.realpath(system)
+    return own
+
+
+def _interpreter_paths(python: str, read: list[str]) -> list[str]:
+    """What ``python`` needs granted to run inside a view with ``read``."""
+    if _inside(python, read):
+        return []
+    return _python_paths() or [python]
 
 
 def spec_args(spec: dict[str, Any]) -> list[str]:
@@ -138,23 +196,33 @@ def launcher_argv(
     cgroup: ChildCgroup | None,
     *,
     rlimits: bool = True,
+    only: frozenset[str] | None = None,
 ) -> list[str]:
+    """``only``: for the tests that prove each layer on its own (issue #32), the launcher's
+    layers to keep, among LAUNCHER_LAYERS; every other one is off. A function argument
+    only: no option, variable or policy key of hugind reaches it."""
+    if only is not None and not only <= LAUNCHER_LAYERS:
+        raise ValueError(f"unknown layers {sorted(only - LAUNCHER_LAYERS)}")
+    on = LAUNCHER_LAYERS if only is None else only
     read = list(plan.read)
     write = list(plan.write)
     if proxy is not None:
-        # Landlock does not govern connect() to a named socket; the read grant lets it be found.
+        # The socket's directory must be in the view (the mount view holds nothing else).
         read += [*_python_paths(), proxy.forwarder, os.path.dirname(proxy.socket_path)]
     spec = {
         "parent": os.getpid(),
         "cgroup_procs": cgroup.procs if cgroup is not None else None,
-        "namespaces": caps.namespaces,
+        "namespaces": caps.namespaces and "namespaces" in on,
         "loopback": proxy is not None,
-        "landlock": caps.landlock_abi,
+        "landlock": caps.landlock_abi if "landlock" in on else 0,
         "read": read,
         "write": write,
         "hide": list(plan.hide),
         "rlimits": plan.rlimits.as_dict() if rlimits else {},
         "restrict_tcp": True,
+        "drop_caps": "capabilities" in on,
+        "tmp_size": plan.rlimits.data_bytes,
+        "seccomp": seccomp.filter_path() if caps.seccomp and "seccomp" in on else None,
         "tcp_port": proxy.port if proxy is not None else None,
         # Python's locale coercion (PEP 538) adds LC_CTYPE to the launcher's own
         # environment; the program must get exactly the planned one.
@@ -167,6 +235,15 @@ def launcher_argv(
     return argv + list(plan.argv)
 
 
+def start_bwrap(argv: list[str], caps: Capabilities, cgroup: ChildCgroup | None) -> list[str]:
+    """The ``sh`` step before bwrap: the filter on fd 9, the cgroup joined."""
+    if caps.seccomp:
+        return ["/bin/sh", "-c", START_BWRAP, seccomp.filter_path(), cgroup.procs if cgroup else "", *argv]
+    if cgroup is not None:
+        return ["/bin/sh", "-c", JOIN_CGROUP, cgroup.procs, *argv]
+    return argv
+
+
 def confined(plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None = None) -> Launch:
     """How to start ``plan`` on this machine. A network plan without a proxy gets no network."""
     if plan.network != "proxy":
@@ -176,9 +253,8 @@ def confined(plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None = 
         env.update(proxy.env)
     cgroup = ChildCgroup.take(Path(caps.pids_cgroup), plan.rlimits.processes) if caps.pids_cgroup else None
     if caps.bwrap:
-        argv = bwrap_argv(plan, caps.bwrap, caps.prlimit, proxy)
-        if cgroup is not None:
-            argv = ["/bin/sh", "-c", JOIN_CGROUP, cgroup.procs, *argv]
+        argv = bwrap_argv(plan, caps.bwrap, interpreter(plan.read), proxy, seccomp=caps.seccomp)
+        argv = start_bwrap(argv, caps, cgroup)
     else:
         argv = launcher_argv(plan, caps, proxy, cgroup)
     return Launch(argv, env, cgroup)

@@ -15,7 +15,34 @@ from typing import Any
 from hugind.confine.command import Launch, ProxyEndpoint, confined, missing_layers
 from hugind.confine.plan import ChildPlan, absent_roots, plan_child
 from hugind.confine.probe import Capabilities, capabilities
-from hugind.errors import PermissionDenied
+from hugind.errors import ExitCode, HugindError, PermissionDenied
+
+
+class UnconfinableChildren(HugindError):
+    """``--strict`` on a machine missing a layer children would rely on: the run does not start."""
+
+    exit_code = ExitCode.USAGE
+
+
+def may_start_children(manifest: Any, policy_file: bool) -> bool:
+    """Could this agent start a child (a shell command, an MCP server)? A policy file may grant
+    the shell, so one counts as yes: --strict then needs every layer."""
+    permissions = manifest.permissions or {}
+    shell = permissions.get("shell")
+    shell_allowed = shell.get("allow") if isinstance(shell, dict) else bool(shell)
+    return bool(policy_file or manifest.mcp or "preset" in permissions or shell_allowed)
+
+
+def refuse_unconfinable(manifest: Any, policy_file: bool) -> None:
+    """Before the run, under ``--strict``: exit 2 naming each missing layer, before any child
+    (or the agent) starts, rather than an audited denial at the first command."""
+    if not may_start_children(manifest, policy_file):
+        return
+    missing = missing_layers(capabilities())
+    if missing:
+        raise UnconfinableChildren(
+            f"--strict: this machine cannot confine the agent's children: missing {'; '.join(missing)}"
+        )
 
 
 def prepare(

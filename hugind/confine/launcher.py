@@ -9,17 +9,24 @@ value its own argument, so any path passes as is, and no JSON parser to import
 1. join the child's pids cgroup; die with hugind (``PR_SET_PDEATHSIG``),
    checked against a race;
 2. new user, mount, PID, network, IPC and UTS namespaces (``unshare``),
-   mapping only the caller's own uid/gid; a private tmpfs on /tmp and
-   /var/tmp; every other mount becomes read-only, nosuid and nodev except
-   bind mounts of the writable roots, so what Landlock does not cover
-   (chmod, chown, timestamps) cannot touch files outside them either;
+   mapping only the caller's own uid/gid; then a new root holding only the
+   plan's paths (``mounts.py``: read roots read-only, writable roots
+   writable, all nosuid and nodev, a private /tmp and /var/tmp, a minimal
+   /dev, hidden paths covered), as bubblewrap builds it: what Landlock does
+   not cover (chmod, chown, timestamps, connect() to a named Unix socket)
+   cannot reach anything outside the view either;
 3. fork twice: a small init becomes PID 1 of the new PID namespace and
    the program PID 2 (so it keeps ordinary signal semantics); when the
    program ends, init exits and the kernel kills everything it left behind
    (``setsid``, double forks, daemons). Each level passes signals down and
    the exit status up;
 4. rlimits, then Landlock (the plan's paths only; TCP and signals scoped);
-5. exec the program.
+5. no capabilities left (bounding and ambient sets emptied, ``SECBIT_NOROOT``
+   locked, so uid 0 of the namespace gains none at exec), then hugind's
+   seccomp filter (read from hugind's sealed memfd in step 1, loaded with one
+   ``prctl``), and exec the program.
+
+(Inside a bubblewrap sandbox, ``limits.py`` alone sets the rlimits.)
 
 Any failure is one line on stderr starting with ``hugind-confine:`` and
 exit status 126, before the program runs. ``--probe`` does steps 1-3 with
@@ -29,8 +36,8 @@ exit status 126, before the program runs. ``--probe`` does steps 1-3 with
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
-import resource
 import signal
 import sys
 from types import ModuleType
@@ -42,33 +49,24 @@ CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 PR_SET_PDEATHSIG = 1
-SYS_MOUNT_SETATTR = 442
-AT_FDCWD = -100
-AT_RECURSIVE = 0x8000
-MOUNT_ATTR_RDONLY = 0x1
-MOUNT_ATTR_NOSUID = 0x2
-MOUNT_ATTR_NODEV = 0x4
-MS_BIND = 0x1000
-MS_REC = 0x4000
-MS_PRIVATE = 1 << 18
-MS_NOSUID = 0x2
-MS_NODEV = 0x4
-TMP_DIRS = ("/tmp", "/var/tmp")
-TMP_SIZE = "512m"
+TMP_SIZE = 512 << 20  # bytes, when the spec says none
 SIOCGIFFLAGS = 0x8913
 SIOCSIFFLAGS = 0x8914
 IFF_UP = 0x1
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+PR_SET_SECUREBITS = 28
+# NOROOT, NO_SETUID_FIXUP, KEEP_CAPS off, NO_CAP_AMBIENT_RAISE: each with its lock bit.
+SECURE_BITS = 0x1 | 0x2 | 0x4 | 0x8 | 0x20 | 0x40 | 0x80
+CAP_VERSION_3 = 0x20080522
+MAX_CAP = 63
 EXIT_LAUNCH_FAILED = 126
 DEVICES_RW = ("/dev/null", "/dev/zero", "/dev/full")
 DEVICES_RO = ("/dev/urandom", "/dev/random")
-RLIMITS = {
-    "nproc": resource.RLIMIT_NPROC,
-    "fsize": resource.RLIMIT_FSIZE,
-    "cpu": resource.RLIMIT_CPU,
-    "data": resource.RLIMIT_DATA,
-    "nofile": resource.RLIMIT_NOFILE,
-    "core": resource.RLIMIT_CORE,
-}
 
 
 class LaunchError(Exception):
@@ -107,72 +105,6 @@ def _unshare() -> None:
         raise LaunchError(f"cannot map the user namespace: {exc.strerror}") from None
 
 
-class _MountAttr(ctypes.Structure):
-    _fields_ = [
-        ("attr_set", ctypes.c_uint64),
-        ("attr_clr", ctypes.c_uint64),
-        ("propagation", ctypes.c_uint64),
-        ("userns_fd", ctypes.c_uint64),
-    ]
-
-
-def _mount_setattr(path: str, flags: int, attr_set: int, attr_clr: int) -> None:
-    libc = _libc()
-    libc.syscall.restype = ctypes.c_long
-    attr = _MountAttr(attr_set, attr_clr, 0, 0)
-    if libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), flags, ctypes.byref(attr), ctypes.sizeof(attr)) != 0:
-        raise LaunchError(f"mount_setattr({path}) failed: {os.strerror(ctypes.get_errno())}")
-
-
-def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
-    enc = lambda v: v.encode() if v is not None else None  # noqa: E731
-    if _libc().mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
-        raise LaunchError(f"cannot mount {target}: {os.strerror(ctypes.get_errno())}")
-
-
-def _under(path: str, top: str) -> bool:
-    return path == top or path.startswith(top + "/")
-
-
-def _private_tmp(granted: list[str]) -> list[str]:
-    """A fresh tmpfs on /tmp and /var/tmp; granted paths that lived there are bound back
-    (from descriptors opened before the tmpfs hid them). Returns the tmpfs mounts."""
-    tops = [t for t in TMP_DIRS if os.path.isdir(t) and not os.path.islink(t)]
-    keep = {p: os.open(p, os.O_PATH | os.O_CLOEXEC) for p in granted if any(_under(p, t) for t in tops)}
-    for top in tops:
-        _mount("tmpfs", top, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777,size=" + TMP_SIZE)
-    for path, fd in sorted(keep.items()):
-        if os.path.isdir(f"/proc/self/fd/{fd}"):
-            os.makedirs(path, exist_ok=True)
-        else:
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
-        _mount(f"/proc/self/fd/{fd}", path, None, MS_BIND | MS_REC)
-        os.close(fd)
-    return tops
-
-
-def _read_only_except(readable: list[str], writable: list[str]) -> list[str]:
-    """Every mount read-only (nosuid, nodev) but a private /tmp, then each writable root
-    bound writable again. Returns the private tmp dirs (writable, for Landlock too)."""
-    cwd = os.getcwd()
-    _mount(None, "/", None, MS_REC | MS_PRIVATE)
-    tmps = _private_tmp([*readable, *writable])
-    flags = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
-    _mount_setattr("/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | flags, 0)
-    if os.path.ismount("/dev"):  # /dev/null and friends must stay usable (Landlock picks which)
-        _mount_setattr("/dev", AT_RECURSIVE, 0, MOUNT_ATTR_NODEV)
-    for top in tmps:  # the tmpfs itself, not the roots bound inside it
-        _mount_setattr(top, 0, 0, MOUNT_ATTR_RDONLY)
-    for path in writable:
-        if not os.path.exists(path):
-            continue
-        _mount(path, path, None, MS_BIND | MS_REC)
-        _mount_setattr(path, AT_RECURSIVE, flags, MOUNT_ATTR_RDONLY)
-    os.chdir(cwd)  # the old cwd still points into the mounts as they were before
-    return tmps
-
-
 def _loopback_up() -> None:
     import fcntl
     import socket
@@ -208,20 +140,67 @@ def _fork_and_relay(*, reap_all: bool) -> None:
     os._exit(code if code >= 0 else 128 - code)
 
 
-def _set_rlimits(limits: dict[str, int]) -> None:
-    for name, value in limits.items():
-        which = RLIMITS[name]
-        _, hard = resource.getrlimit(which)
-        cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(which, (cap, cap))
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def _import_landlock() -> ModuleType:
-    """The sibling module, loaded before the mounts change (this file may live under /tmp)."""
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import landlock  # type: ignore[import-not-found]  # standalone sibling module
+def read_filter(path: str) -> bytes:
+    """hugind's compiled filter, from its sealed memfd (opened while hugind's /proc is visible)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise LaunchError(f"cannot read the seccomp filter: {exc.strerror}") from None
+    if not data or len(data) % 8:
+        raise LaunchError("the seccomp filter is not a BPF program")
+    return data
 
-    return landlock
+
+def load_filter(data: bytes) -> None:
+    """Install ``data`` (a BPF program of ``struct sock_filter``) on this thread and what it execs."""
+    libc = _libc()
+    if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise LaunchError(f"prctl(NO_NEW_PRIVS) failed: {os.strerror(ctypes.get_errno())}")
+    buf = ctypes.create_string_buffer(data, len(data))
+    prog = _SockFprog(len(data) // 8, ctypes.cast(buf, ctypes.c_void_p))
+    if libc.prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, ctypes.byref(prog), 0, 0) != 0:
+        raise LaunchError(f"cannot load the seccomp filter: {os.strerror(ctypes.get_errno())}")
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def drop_capabilities() -> None:
+    """No capability now, none at exec: uid 0 of a user namespace would otherwise hold them
+    all over the sandbox's own processes (its worker's socket, its limits)."""
+    libc = _libc()
+    if libc.prctl(PR_SET_SECUREBITS, SECURE_BITS, 0, 0, 0) != 0 and ctypes.get_errno() != errno.EPERM:
+        raise LaunchError(f"cannot lock the securebits: {os.strerror(ctypes.get_errno())}")
+    for cap in range(MAX_CAP + 1):
+        if libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 and ctypes.get_errno() not in (errno.EINVAL, errno.EPERM):
+            raise LaunchError(f"cannot drop capability {cap}: {os.strerror(ctypes.get_errno())}")
+    libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
+    data = (_CapData * 2)()
+    if libc.capset(ctypes.byref(_CapHeader(CAP_VERSION_3, 0)), data) != 0:
+        raise LaunchError(f"cannot drop capabilities: {os.strerror(ctypes.get_errno())}")
+    if libc.capget(ctypes.byref(_CapHeader(CAP_VERSION_3, 0)), data) != 0 or any(
+        d.effective or d.permitted or d.inheritable for d in data
+    ):
+        raise LaunchError("capabilities remain after dropping them")
+
+
+def _sibling(name: str) -> ModuleType:
+    """A sibling module (landlock, mounts), loaded before the mounts change (this file may
+    live under /tmp)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if sys.path[:1] != [here]:
+        sys.path.insert(0, here)
+    return __import__(name)
 
 
 def _landlock(spec: dict, landlock: ModuleType) -> None:
@@ -248,17 +227,30 @@ def launch(spec: dict, argv: list[str]) -> None:
     if spec.get("cgroup_procs"):  # first: everything this process starts is counted
         _write(spec["cgroup_procs"], str(os.getpid()))
     _die_with_parent(int(spec.get("parent", 0)))
-    landlock = _import_landlock() if spec.get("landlock") else None
+    bpf = read_filter(spec["seccomp"]) if spec.get("seccomp") else None
+    limits = _sibling("limits")  # siblings now: the view built below may not hold this directory
+    landlock = _sibling("landlock") if spec.get("landlock") else None
     if spec.get("namespaces"):
+        mounts = _sibling("mounts")
         _unshare()
-        spec["write"] = [*spec.get("write", []), *_read_only_except(spec.get("read", []), spec.get("write", []))]
+        try:
+            tmp = mounts.make_root(
+                spec.get("read", []), spec.get("write", []), spec.get("hide", []), spec.get("tmp_size", TMP_SIZE)
+            )
+        except OSError as exc:
+            raise LaunchError(f"cannot build the sandbox's view: {exc.strerror or exc}") from None
+        spec["write"] = [*spec.get("write", []), *tmp]
         if spec.get("loopback"):
             _loopback_up()
         _fork_and_relay(reap_all=False)  # this process stays outside the new PID namespace
         _fork_and_relay(reap_all=True)  # PID 1 of the namespace: a minimal init
-    _set_rlimits(spec.get("rlimits", {}))
+    limits.set_rlimits(spec.get("rlimits", {}))
     if landlock is not None:
         _landlock(spec, landlock)
+    if spec.get("drop_caps"):
+        drop_capabilities()
+    if bpf is not None:
+        load_filter(bpf)  # last: the filter refuses calls the steps above make
     env = {k: v for k, v in os.environ.items() if k not in spec.get("env_drop", [])}
     try:
         os.execve(argv[0], argv, env)
@@ -267,7 +259,9 @@ def launch(spec: dict, argv: list[str]) -> None:
 
 
 LIST_KEYS = frozenset({"read", "write", "hide", "env_drop"})
-INT_KEYS = frozenset({"parent", "namespaces", "loopback", "landlock", "restrict_tcp", "tcp_port"})
+INT_KEYS = frozenset(
+    {"parent", "namespaces", "loopback", "landlock", "restrict_tcp", "tcp_port", "drop_caps", "tmp_size"}
+)
 
 
 def parse_spec(args: list[str]) -> tuple[dict, list[str]]:
@@ -286,7 +280,7 @@ def parse_spec(args: list[str]) -> tuple[dict, list[str]]:
         elif key == "rlimit":
             name, _, number = value.partition("=")
             spec["rlimits"][name] = int(number)
-        elif key == "cgroup_procs":
+        elif key in ("cgroup_procs", "seccomp"):
             spec[key] = value
         else:
             raise LaunchError(f"unknown spec key {key!r}")
@@ -299,7 +293,7 @@ def parse_spec(args: list[str]) -> tuple[dict, list[str]]:
 def main(args: list[str]) -> None:
     try:
         if args[:1] == ["--probe"]:
-            launch({"parent": os.getppid(), "namespaces": True}, ["/bin/true"])
+            launch({"parent": os.getppid(), "namespaces": True, "read": ["/"], "write": [], "hide": []}, ["/bin/true"])
         launch(*parse_spec(args))
     except Exception as exc:  # one line, never a traceback, and the program never runs
         os.write(2, f"hugind-confine: {exc}\n".encode(errors="replace"))

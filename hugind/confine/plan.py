@@ -21,6 +21,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
+from hugind.confine.cwd import run_cwd
 from hugind.paths import internal_dirs
 
 MiB = 1024 * 1024
@@ -165,7 +166,7 @@ def plan_child(
     """The confinement of one child, derived from the run's policy."""
     policy = engine.policy
     program = real_path(argv[0]) if argv and os.path.isabs(argv[0]) else None
-    real_cwd = real_path(cwd)
+    real_cwd = run_cwd(engine, cwd)  # once per run: see hugind/confine/cwd.py
     view = child_view(engine, program, real_cwd)
     return ChildPlan(
         argv=tuple(argv),

@@ -17,13 +17,13 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from hugind.confine import landlock
+from hugind.confine import landlock, seccomp
 from hugind.confine.cgroup import pids_parent
 
 # Tests (and people diagnosing a machine) point this at another bwrap, or at
 # "none" to take the path a machine without bubblewrap takes.
 BWRAP_ENV = "HUGIND_BWRAP"
-# Comma list of layers to treat as unavailable (bwrap, namespaces, landlock, cgroup):
+# Comma list of layers to treat as unavailable (bwrap, namespaces, landlock, cgroup, seccomp):
 # shows what a poorer machine does. It can only take layers away, and a run
 # that requires confinement then refuses children instead of running them bare.
 DISABLE_ENV = "HUGIND_CONFINE_DISABLE"
@@ -42,6 +42,8 @@ class Capabilities:
     prlimit: str | None  # util-linux prlimit, to set rlimits inside a bwrap sandbox
     pids_cgroup: str | None = None  # where per-child pids-limited cgroups can be made
     root: bool = False  # hugind runs as uid 0: RLIMIT_NPROC does not bind it
+    seccomp: bool = False  # hugind can build its syscall filter (libseccomp + pyseccomp)
+    seccomp_problem: str = "not probed"
 
     @property
     def process_cap(self) -> str | None:
@@ -54,9 +56,10 @@ class Capabilities:
     def filesystem(self) -> str | None:
         if self.bwrap:
             return "bubblewrap mount namespace"
+        view = " + mount view (unshare)" if self.namespaces else ""
         if self.landlock_abi:
-            return f"Landlock ABI {self.landlock_abi}"
-        return None
+            return f"Landlock ABI {self.landlock_abi}{view}"
+        return view[3:] or None
 
     @property
     def processes(self) -> str | None:
@@ -151,8 +154,18 @@ def _probe(bwrap_choice: str | None, disabled: frozenset[str]) -> Capabilities:
         problem = _run_probe([sys.executable, "-I", "-S", str(LAUNCHER), "--probe"])
     prlimit = shutil.which("prlimit", path="/usr/bin:/bin")
     cgroup = None if "cgroup" in disabled else pids_parent()
+    filter_problem = f"disabled by {DISABLE_ENV}" if "seccomp" in disabled else seccomp.available()
     return Capabilities(
-        bwrap, bwrap_problem, abi, not problem, problem, prlimit, str(cgroup) if cgroup else None, os.geteuid() == 0
+        bwrap,
+        bwrap_problem,
+        abi,
+        not problem,
+        problem,
+        prlimit,
+        str(cgroup) if cgroup else None,
+        os.geteuid() == 0,
+        not filter_problem,
+        filter_problem,
     )
 
 

@@ -29,24 +29,33 @@ command cannot signal its worker's siblings, so hugind asks the zygote).
 No ``json``, ``socket``, ``signal`` or ``contextlib`` (their imports were
 most of the zygote's start); ``ctypes`` for ``prctl`` and Landlock.
 
-The zygote runs each command in a *worker*: a process it forked once, which
-runs one command at a time and is reused (forking a Python per command cost
-more than everything else together). A worker is a child subreaper under the
-command's rlimits and in a Landlock domain of its own, scoped for signals and
-abstract sockets; for each command it takes the cwd, starts the program with
-``posix_spawn`` (a new session, default signal dispositions, stdin from
-/dev/null, the two pipes, argv and environment exactly as hugind sent them)
-and, once the program has exited, kills everything left below it, so nothing
-a command starts outlives it and the next command starts from nothing.
+The zygote runs each command in a *worker*: a process it forked once (under
+a *keeper*, see below), which runs one command at a time and is reused
+(forking a Python per command cost more than everything else together). A
+worker is a child subreaper under the command's rlimits and in a Landlock
+domain of its own, scoped for signals and abstract sockets; for each command
+it takes the cwd, starts the program with ``posix_spawn`` (a new session,
+default signal dispositions, stdin from /dev/null, the two pipes, argv and
+environment exactly as hugind sent them) and, once the program has exited,
+``kill(-1, SIGKILL)``: the kernel delivers it to every process of the
+worker's domain (the command's whole tree, wherever it moved) and to nothing
+outside it, so nothing a command starts outlives it and the next command
+starts from nothing. No /proc walk: the Landlock scope is the boundary.
+
+Each worker has a keeper: its parent, a subreaper in the domain the worker's
+is nested in. A command can signal its worker (same domain), never its
+keeper; the zygote asks the keeper (SIGUSR1: SIGTERM to the command's tree;
+SIGUSR2: SIGKILL to it and the worker), and when the worker dies, however,
+the keeper kills and reaps whatever was left below it, then exits.
 
 Commands running at the same time are in different workers, hence different
 Landlock domains: they can neither signal nor ptrace (so neither read the
 ``/proc/PID/environ`` or ``mem`` of) each other, another worker or the
 zygote. Workers and the zygote are not dumpable, so even the command a worker
-runs cannot read its memory. A command that kills or stops its own worker
-only ends itself: the zygote (a subreaper too) kills any orphan that reaches
-it, and on hugind's "kill" it kills the worker with the command's tree.
-When hugind closes its end, the zygote kills everything and exits.
+runs cannot read its memory; the seccomp filter the sandbox was started with
+refuses ``ptrace``, ``pidfd_getfd`` and ``prlimit`` on another process anyway.
+When hugind closes its end, the zygote exits and the kernel ends its PID
+namespace, with everything in it.
 """
 
 from __future__ import annotations
@@ -102,20 +111,23 @@ def _load_landlock() -> None:
     _landlock = landlock
 
 
-def _children(pid: int | str) -> list[int]:
-    """Direct children of ``pid`` (every thread's list)."""
-    out: list[int] = []
-    try:
-        tasks = os.listdir(f"/proc/{pid}/task")
-    except OSError:
-        return out
-    for tid in tasks:
-        try:
-            with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
-                out += [int(p) for p in f.read().split()]
+def _sweep() -> None:
+    """SIGKILL everything this process may signal and reap it, until it has no child left.
+
+    What "everything" is, the kernel decides: this process's Landlock domain is scoped for
+    signals, so ``kill(-1)`` reaches its own domain and the ones nested in it (the
+    commands it started, wherever they went: ``setsid``, double forks) and nothing else
+    (not the zygote, not another worker). Being a subreaper, it inherits every orphan of
+    that tree, so no child left means nothing left. No walk of /proc."""
+    while True:
+        try:  # noqa: SIM105  # no contextlib (start time)
+            os.kill(-1, signal.SIGKILL)
         except OSError:
-            continue
-    return out
+            pass  # ESRCH: nothing left to signal
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
 
 
 def _kill(pid: int, sig: int) -> bool:
@@ -126,15 +138,10 @@ def _kill(pid: int, sig: int) -> bool:
     return True
 
 
-def _signal_tree(root: int | str, sig: int, *, include_root: bool) -> None:
-    """Send ``sig`` to every descendant of ``root``, parents before their children."""
-    todo = _children(root)
-    while todo:
-        pid = todo.pop()
-        _kill(pid, sig)
-        todo += _children(pid)
-    if include_root and isinstance(root, int):
-        _kill(root, sig)
+def _scoped_domain() -> None:
+    """A Landlock domain of its own for this process and what it starts: signals and
+    abstract sockets scoped, no filesystem rules (the sandbox holds the files)."""
+    _landlock.Ruleset(_landlock.abi_version(), restrict_tcp=False, scope=True, handle_fs=False).restrict_self()
 
 
 def _fd_bytes(fds: list[int]) -> bytes:
@@ -154,22 +161,6 @@ def recv_with_fds(sock: socket.socket, maxfds: int) -> tuple[bytes, list[int]]:
 
 def send_with_fds(sock: socket.socket, data: bytes, fds: list[int]) -> None:
     sock.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _fd_bytes(fds))])
-
-
-def _kill_all_below() -> None:
-    """SIGKILL every descendant until none is left, reaping as they go (new ones included).
-
-    No child at all means no descendant: this process is a subreaper, and the kernel
-    reparents a command's orphans to it before it reports the command's own exit. So the
-    usual case (the command left nothing) costs one ``waitpid``, not a walk of /proc."""
-    while True:
-        try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            _signal_tree("self", signal.SIGKILL, include_root=False)
-            select.select([], [], [], 0.001)
 
 
 def _program_path(argv: list[str], env: dict[str, str]) -> str:
@@ -225,17 +216,50 @@ def _run_one(cmd: dict, out_fd: int, err_fd: int, null: int) -> int:
         pid, status = os.waitpid(-1, 0)  # orphans of the command come here too (subreaper)
         if pid == child:
             break
-    _kill_all_below()
+    _sweep()
     code = os.waitstatus_to_exitcode(status)
     return code if code >= 0 else 128 - code
+
+
+def _keeper(conn: socket.socket, rlimits: dict[str, int]) -> None:
+    """A keeper's life: one worker below it, in a domain nested in the keeper's, so that
+    neither a command nor its worker can signal the keeper; SIGUSR1 from the zygote
+    sends SIGTERM to the command's tree (the worker ignores it), SIGUSR2 SIGKILLs it all,
+    worker included. When the worker is gone, whatever it left is killed and reaped."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    _scoped_domain()
+    worker = os.fork()
+    if worker == 0:
+        _worker(conn, rlimits)
+        return
+    conn.close()
+    signal.signal(signal.SIGUSR1, lambda _s, _f: _kill_scope(signal.SIGTERM))
+    signal.signal(signal.SIGUSR2, lambda _s, _f: _kill_scope(signal.SIGKILL))
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
+        if pid == worker:
+            break
+    _sweep()
+
+
+def _kill_scope(sig: int) -> None:
+    try:  # noqa: SIM105  # no contextlib (start time)
+        os.kill(-1, sig)
+    except OSError:
+        pass
 
 
 def _worker(conn: socket.socket, rlimits: dict[str, int]) -> None:
     """A worker's life: its limits and Landlock domain once, then commands one by one."""
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # its keeper's "term" is for the command
     _set_rlimits(rlimits)
-    _landlock.Ruleset(_landlock.abi_version(), restrict_tcp=False, scope=True, handle_fs=False).restrict_self()
+    _scoped_domain()
     # RLIMIT_CPU counts this worker's own CPU too: retire well before it could bite.
     cpu_budget = rlimits.get("cpu", 1 << 30) / 2
     null = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
@@ -257,7 +281,7 @@ def _worker(conn: socket.socket, rlimits: dict[str, int]) -> None:
 class Zygote:
     def __init__(self, sock: socket.socket) -> None:
         self.sock = sock
-        self.workers: dict[int, int] = {}  # pid by worker number (never reused, unlike pids)
+        self.workers: dict[int, int] = {}  # keeper pid by worker number (never reused, unlike pids)
         self.numbers = iter(range(1, 1 << 62))
         self.poller = select.poll()
         self.poller.register(sock.fileno(), select.POLLIN)
@@ -279,7 +303,7 @@ class Zygote:
                     keep = theirs.fileno()
                     os.closerange(3, keep)
                     os.closerange(keep + 1, 1 << 20)
-                    _worker(theirs, rlimits)
+                    _keeper(theirs, rlimits)
                 except BaseException as exc:  # one line, never a traceback
                     os.write(2, f"hugind-confine: zygote worker: {exc}\n".encode(errors="replace"))
                 finally:
@@ -295,18 +319,12 @@ class Zygote:
         pid = self.workers.get(cmd.get("worker"))  # type: ignore[arg-type]
         if pid is None:
             return  # gone already, or never one of ours: nothing else here may be signalled
-        if cmd.get("sig") == "kill":  # the worker too: it may be stopped, or lying
-            _signal_tree(pid, signal.SIGKILL, include_root=True)
-        else:
-            _signal_tree(pid, signal.SIGTERM, include_root=False)
+        # Its keeper does it (the worker too on "kill": it may be stopped, or lying).
+        _kill(pid, signal.SIGUSR2 if cmd.get("sig") == "kill" else signal.SIGUSR1)
 
     def reap(self) -> None:
-        """Workers that ended are reaped; any other child (an orphan) is killed."""
+        """Keepers that ended are reaped (a keeper ends only once its whole tree is gone)."""
         while True:
-            pids = set(self.workers.values())
-            for pid in _children("self"):
-                if pid not in pids:
-                    _signal_tree(pid, signal.SIGKILL, include_root=True)
             try:
                 pid, _ = os.waitpid(-1, os.WNOHANG)
             except ChildProcessError:
@@ -362,9 +380,9 @@ def main(args: list[str]) -> None:
         Zygote(socket.socket(fileno=fd)).serve()
     except Exception as exc:  # one line, never a traceback
         os.write(2, f"hugind-confine: zygote: {exc}\n".encode(errors="replace"))
-        _signal_tree("self", signal.SIGKILL, include_root=False)
         os._exit(EXIT_LAUNCH_FAILED)
-    _signal_tree("self", signal.SIGKILL, include_root=False)
+    # The sandbox's init follows this process out, and the kernel kills what is left in its
+    # PID namespace: keepers, workers and commands alike.
     os._exit(0)
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from hugind.confine.cgroup import ChildCgroup
-from hugind.confine.command import JOIN_CGROUP, Launch, bwrap_argv, launcher_argv, missing_layers
+from hugind.confine.command import Launch, bwrap_argv, launcher_argv, missing_layers, start_bwrap
 from hugind.confine.landlock import SCOPE_ABI
 from hugind.confine.plan import MAX_PROCESSES, ChildPlan, Rlimits, View, child_view
 from hugind.confine.probe import Capabilities
@@ -119,9 +119,7 @@ def zygote_launch(view: View, caps: Capabilities, fd: int) -> Launch:
     plan = ChildPlan(argv, "/", {}, tuple(read), view.write, view.hide, "none", Rlimits())
     cgroup = ChildCgroup.take(Path(caps.pids_cgroup), MAX_PROCESSES) if caps.pids_cgroup else None
     if caps.bwrap:
-        words = bwrap_argv(plan, caps.bwrap, None, None)
-        if cgroup is not None:
-            words = ["/bin/sh", "-c", JOIN_CGROUP, cgroup.procs, *words]
+        words = start_bwrap(bwrap_argv(plan, caps.bwrap, None, None, seccomp=caps.seccomp), caps, cgroup)
     else:
         words = launcher_argv(plan, caps, None, cgroup, rlimits=False)
     return Launch(words, {}, cgroup)
