@@ -70,6 +70,10 @@ class Recorder:
     def append(self, body: dict[str, Any], *, sync: bool = False) -> int:
         return self.writer.append(body, sync=sync)
 
+    def whole(self, tokens: list[str]) -> list[str]:
+        """Streamed tokens, those a secret spans joined (scrub.py), so the writer finds it."""
+        return self.writer.scrubber.tokens(tokens)
+
     def finish(self, exit_code: int, message: str | None = None) -> str:
         """The closing line (whatever the outcome) and the file's digest."""
         if self.closed_digest is None:
