@@ -36,7 +36,7 @@ This module imports only types.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -53,12 +53,22 @@ if TYPE_CHECKING:
     from hugind.sandbox.session import AgentSession
 
 
+class LoopMcp(Protocol):
+    """What the agentic loop calls on an MCP hub (McpHub, or a tape's stand-in)."""
+
+    specs: Mapping[str, object] | bool  # falsy: no server to offer tools from
+
+    def offered_tools(self, engine: PolicyEngine, deadline: float) -> list[dict[str, Any]]: ...
+
+    def call_tool(self, engine: PolicyEngine, name: str, arguments: dict[str, Any], deadline: float) -> Any: ...
+
+
 class McpHubs(NamedTuple):
     """The run's MCP hubs: the guest's (its calls are taped as host ops, and the run
     closes it) and the agentic loop's own (the same hub, or one a tape surrounds)."""
 
     guest: McpHub | None
-    loop: Any  # McpHub or a taped stand-in with its call methods (hugind.replay.loop)
+    loop: LoopMcp | None
 
 
 McpOpener = Callable[[], McpHubs]

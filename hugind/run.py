@@ -23,7 +23,7 @@ from hugind.confine.network import ChildNetwork
 from hugind.errors import AgentFailed, BackendError, EnvMissingError, PermissionDenied, StrictDenials
 from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
-from hugind.observer import McpHubs, RunEnd, RunObserver, RunStart, TeamMember
+from hugind.observer import LoopMcp, McpHubs, RunEnd, RunObserver, RunStart, TeamMember
 from hugind.policy import AuditLog, PolicyEngine, build_policy, load_preset
 from hugind.run_hooks import RunHooks
 from hugind.sandbox.instance import GuestIO, GuestLimits
@@ -191,21 +191,6 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
         events=events,
         trace=options.trace,
     )
-    hooks.notify(
-        "on_start",
-        RunStart(
-            agent,
-            engine,
-            env,
-            llm,
-            list(options.args),
-            options.strict,
-            options.policy_file,
-            options.timeout,
-            options.fuel,
-            options.stream,
-        ),
-    )
     child_network = ChildNetwork(engine)  # the children's filtering proxy, started on first use
     run = _Run(agent, options, hooks, engine, env, host_env, llm, child_network, events, started)
     has_result, value, loop = run.go()
@@ -241,12 +226,28 @@ class _Run:
         hub.child_proxy = self.child_network
         return McpHubs(hub, hub)
 
+    def _start(self) -> RunStart:
+        o = self.options
+        return RunStart(
+            self.agent,
+            self.engine,
+            self.env,
+            self.llm,
+            list(o.args),
+            o.strict,
+            o.policy_file,
+            o.timeout,
+            o.fuel,
+            o.stream,
+        )
+
     def go(self) -> tuple[bool, Any, LoopResult | None]:
         """The run proper; closes everything it and run_agent opened (the audit log included)."""
         agent, options, hooks, llm = self.agent, self.options, self.hooks, self.llm
         hubs = McpHubs(None, None)
         loop = None
         try:
+            hooks.notify("on_start", self._start())
             hubs = hooks.wrap("wrap_mcp", self._open_mcp)()
             # Per-run services on a copy: a RunOptions reused for another run must
             # not hand it this run's (soon closed) backend or MCP hub.
@@ -282,7 +283,7 @@ class _Run:
             self.engine.audit.close()
         return has_result, value, loop
 
-    def _agentic(self, session: AgentSession, mcp: Any) -> LoopResult:
+    def _agentic(self, session: AgentSession, mcp: LoopMcp | None) -> LoopResult:
         from hugind.agentic_run import run_agentic
 
         llm = self.llm
