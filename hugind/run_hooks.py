@@ -9,6 +9,7 @@ only the observers that override it, in registration order.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -36,8 +37,13 @@ _SPEC_PARAMS = {name: _params(getattr(RunObserver, name)) for name in HOOKS}
 def check_observer(observer: object) -> frozenset[str]:
     """The hooks ``observer`` implements; UsageError for a hook-like name the protocol lacks,
     or a hook whose parameters are not the protocol's (a typo would otherwise never be called)."""
+    return _check_class(type(observer))
+
+
+@functools.lru_cache(maxsize=256)
+def _check_class(kind: type) -> frozenset[str]:
+    """Per class, once: a run's observers are checked on every run, and dir() is not free."""
     implemented = set()
-    kind = type(observer)
     for name in dir(kind):
         if not name.startswith(HOOK_PREFIXES):
             continue
