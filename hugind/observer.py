@@ -24,8 +24,10 @@ the last registered is the outermost.
 Failure. A hook that raises fails the run (a tape that cannot be written, or
 a replay that diverged, must not let the run look fine), with one exception:
 ``on_event``, whose failure is reported once on the run's stderr and ends
-that observer's events, never the run (a ``--json`` reader that went away
-is no reason to stop an agent).
+that observer's events, never the run (a listener with a bug is no reason
+to stop an agent). An ``OSError`` from ``on_event`` still ends the run: the
+stream the events are written to is gone (``--json`` to a reader that left
+ends quietly with 141, as the agent's own output to it does).
 
 Registration is checked (``hugind.run_hooks.RunHooks``): an observer method
 named ``on_*``, ``wrap_*`` or ``is_*`` that is no hook here is an error, as

@@ -105,6 +105,10 @@ class RunHooks:
                 continue
             try:
                 observer.on_event(event)
+            except OSError:
+                # The stream the events are written to is gone (a --json reader that left):
+                # the command's own output is lost, which ends it as a lost stdout does.
+                raise
             except Exception as exc:
                 with self._event_lock:
                     if id(observer) in self._muted:
