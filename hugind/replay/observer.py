@@ -50,10 +50,6 @@ class Taping(RunObserver):
         self.tape = tape
         self._agent: Agent | None = None
 
-    @property
-    def replaying(self) -> bool:
-        return isinstance(self.tape, Player)
-
     # ---- run hooks --------------------------------------------------------------------
 
     def wrap_audit(self, audit: AuditLog | None, path: Path | None) -> AuditLog | None:

@@ -56,9 +56,7 @@ def describe(event: dict[str, Any] | None) -> str:
 
 
 class Recorder:
-    """Writes every seam's observation; the header first (``start``), the closing line last."""
-
-    replaying = False
+    """Writes every seam's observation; the header first (observer.py's ``on_start``), the closing line last."""
 
     def __init__(self, writer: RecordWriter, code: str, agent_path: str) -> None:
         self.writer = writer
@@ -93,8 +91,6 @@ class _Channel:
 
 class Player:
     """Answers the seams from a record, in order, checking each request."""
-
-    replaying = True
 
     def __init__(self, record: Record, scrubber: Scrubber, code: str, allow_changed: bool = False) -> None:
         self.record = record
