@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from hugind.manifest import load_agent
 from hugind.pinning import pin
+from hugind.replay.observer import Taping
 from hugind.replay.reader import read_record
 from hugind.replay.scrub import Scrubber
 from hugind.replay.tape import Player, Recorder
@@ -66,9 +67,10 @@ def _quiet(_: bytes) -> None:
     pass
 
 
-def _run(agent_dir: Path, args: list[str], tape: object = None) -> object:
+def _run(agent_dir: Path, args: list[str], tape: Recorder | Player | None = None) -> object:
     agent = pin(load_agent(agent_dir)).agent
-    options = RunOptions(args=args, stdout=_quiet, stderr=_quiet, tape=tape)
+    observers = [] if tape is None else [Taping(tape)]
+    options = RunOptions(args=args, stdout=_quiet, stderr=_quiet, observers=observers)
     return run_agent(agent, options).value
 
 

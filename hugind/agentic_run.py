@@ -9,17 +9,23 @@ them (as ``server__tool``); those calls go to the run's MCP hub instead.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from hugind.agentic import LoopResult, ParsedCall, SkillSet, ToolResult, ToolSpec, run_agentic_loop
+from hugind.agentic.events import EventSink, LoopEvent, as_sink
 from hugind.errors import AgentFailed, HostCallError, NoFinalAnswer
 from hugind.host.agent_state import tool_error_text, tool_value_text
+from hugind.observer import LoopPlan, RunObserver
 from hugind.sandbox.session import AgentSession
+
+if TYPE_CHECKING:
+    from hugind.run_hooks import RunHooks
 
 DEFAULT_MAX_TURNS = 10
 DEFAULT_TOOL_FORMAT = "auto"
@@ -175,18 +181,21 @@ def run_agentic(
     args: list[str],
     manifest_turns: int | None,
     tool_format: str | None,  # agent.yaml's; None: not set there
-    events: Any = None,
-    trace: Any = None,
+    events: EventSink | None = None,
+    trace: bool | TextIO | None = None,
     stream: bool = False,
-    saved: Any = None,  # hugind.sessions.plan.SessionPlan: save each turn, or resume
+    hooks: RunHooks | None = None,  # the run's observers: wrap_loop (a resumed session), on_turn
 ) -> LoopResult:
     state = session.state
     tools = [ToolSpec(t.name, t.description, t.parameters) for t in state.tools.values()]
     mcp_specs, mcp_routes = offer_mcp_tools(session, {t.name for t in tools}, mcp)
     tools += mcp_specs
-    max_turns = max_turns_for(session, manifest_turns)
-    if saved is not None:
-        max_turns = saved.start(events, max_turns)
+    plan = LoopPlan(max_turns_for(session, manifest_turns), None, events)
+    checkpoint = None
+    if hooks is not None:
+        plan = hooks.wrap("wrap_loop", plan)
+        if hooks.has("on_turn"):
+            checkpoint = functools.partial(hooks.notify, "on_turn")
     backend = getattr(session.ctx.services.get("llm"), "config", None)
     result = run_agentic_loop(
         client,
@@ -194,17 +203,28 @@ def run_agentic(
         user_prompt=user_prompt(args),
         tools=tools,
         executor=SandboxToolExecutor(session, mcp_routes, mcp),
-        max_turns=max_turns,
+        max_turns=plan.max_turns,
         tool_format=tool_format_for(tool_format, backend),
         events=events,
         trace=trace,
         skills=SkillSet.load(),
         stream=stream,
-        checkpoint=saved.record if saved is not None and saved.id else None,
-        resume_from=saved.resume_point if saved is not None else None,
+        checkpoint=checkpoint,
+        resume_from=plan.resume_from,
     )
-    failure = no_answer(result, max_turns)
+    failure = no_answer(result, plan.max_turns)
     if failure is not None:
         failure.loop = result  # type: ignore[attr-defined]  # what --json and the caller may still show
         raise failure
     return result
+
+
+class EventsTo(RunObserver):
+    """``--json`` and embedders: the agentic loop's events, handed to ``sink`` (its failure
+    never fails the run: see hugind/observer.py)."""
+
+    def __init__(self, sink: EventSink | Callable[[LoopEvent], None]) -> None:
+        self.sink = as_sink(sink)
+
+    def on_event(self, event: LoopEvent) -> None:
+        self.sink.emit(event)

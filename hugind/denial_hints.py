@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from hugind.observer import RunObserver
+
+if TYPE_CHECKING:
+    from hugind.observer import RunEnd
 
 # rule id -> how to allow it (or why no key does). Rule ids: policy/POLICY.md, "Audit log".
 _HOW: dict[str, str] = {
@@ -89,3 +94,20 @@ def denial_summary(
     if strict or preset:
         lines.append("hugind:   (--strict and --policy presets can only tighten what agent.yaml allows)")
     return lines
+
+
+class DenialHints(RunObserver):
+    """A run observer (hugind/observer.py): once the run ends, ``lines`` says which
+    agent.yaml key would allow each rule that denied (none when nothing was denied)."""
+
+    def __init__(self, *, strict: bool, preset: bool) -> None:
+        self.strict = strict
+        self.preset = preset
+        self.lines: list[str] = []
+
+    def on_end(self, end: RunEnd) -> None:
+        engine = end.engine
+        if engine.denials:
+            self.lines = denial_summary(
+                engine.audit.entries, total=engine.denials, strict=self.strict, preset=self.preset
+            )

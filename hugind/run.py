@@ -1,7 +1,10 @@
 """One run of one agent: manifest -> env -> policy -> sandbox -> (loop) -> result.
 
 This is the public Python API behind ``hugind run``; tests and embedders
-call ``run_agent`` directly.
+call ``run_agent`` directly. It imports no feature: record/replay, --learn,
+saved sessions, --json events, batch's audit and serve's cancel reach the run
+through ``RunOptions.observers`` (hugind/observer.py, called by run_hooks.py).
+A saved session wraps a run from above (hugind.sessions.plan.run_saved).
 """
 
 from __future__ import annotations
@@ -13,20 +16,23 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from hugind.backends import LlmService, choose_backend, preview_backend, session_meta
 from hugind.confine.network import ChildNetwork
-from hugind.errors import AgentFailed, BackendError, EnvMissingError, HugindError, PermissionDenied, StrictDenials
+from hugind.errors import AgentFailed, BackendError, EnvMissingError, PermissionDenied, StrictDenials
 from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
+from hugind.observer import LoopMcp, McpHubs, RunEnd, RunObserver, RunStart, TeamMember
 from hugind.policy import AuditLog, PolicyEngine, build_policy, load_preset
+from hugind.run_hooks import RunHooks
 from hugind.sandbox.instance import GuestIO, GuestLimits
 from hugind.sandbox.preopens import preopens_for
 from hugind.sandbox.session import AgentSession, SessionConfig, base_ops
 
 if TYPE_CHECKING:
     from hugind.agentic import LoopResult
+    from hugind.agentic.events import EventSink
 
 OutputSink = Callable[[bytes], None]
 
@@ -43,6 +49,9 @@ def _stderr(data: bytes) -> None:
 
 @dataclass
 class RunOptions:
+    """What the user chose for one run. Whatever watches or steers the run (a record or
+    replay tape, --learn, a saved session, --json events, a cancel...) is an observer."""
+
     args: list[str] = field(default_factory=list)
     strict: bool = False
     policy_file: Path | None = None
@@ -54,24 +63,14 @@ class RunOptions:
     inherit_stdin: bool = False
     stdin_path: Path | None = None
     host_env: Mapping[str, str] | None = None
-    extra_ops: list[Op] = field(default_factory=list)
-    services: dict[str, Any] = field(default_factory=dict)
+    extra_ops: list[Op] = field(default_factory=list)  # an embedder's own host ops
+    services: dict[str, Any] = field(default_factory=dict)  # their handlers' services, by name
     backend: str | None = None  # chosen by the user: trusted, unlike agent.yaml's
     model: str | None = None  # the user's --model: overrides the backend's model name
-    events: Any = None  # agentic loop event sink (NDJSON for --json)
-    trace: Any = None  # None: follow HUGIND_TRACE
+    trace: bool | TextIO | None = None  # agentic loop trace; None: follow HUGIND_TRACE
     stream: bool = False  # stream LLM responses in the agentic loop
-    team: Any = None  # hugind.team.TeamContext: run as a team member (team.* ops, input.team)
-    explain_denials: bool = False  # after a denial, say which agent.yaml key allows it (RunResult.denial_hints)
-    tape: Any = None  # hugind.replay.tape.Recorder (--record) or Player (hugind replay)
-    audit_log: AuditLog | None = None  # record into this log instead (batch: per item, kept in memory)
-    learn: Any = None  # hugind.learn.UsageCollector: collect every allowed decision (hugind run --learn)
-    persist_session: bool = False  # agentic: save the conversation after every turn (hugind.sessions)
-    resume: str | None = None  # agentic: continue this saved session (implies persist_session)
-    session_plan: Any = None  # set by hugind.sessions.plan for the run it wraps
-    # True once whoever asked for the run no longer wants it (hugind serve: the client
-    # cancelled the call); the run stops at its next turn with the host (RunCancelled).
-    cancelled: Callable[[], bool] | None = None
+    team: TeamMember | None = None  # run as a team member (team.* ops, input.team)
+    observers: list[RunObserver] = field(default_factory=list)  # hugind/observer.py
 
 
 @dataclass
@@ -81,9 +80,6 @@ class RunResult:
     denials: int
     elapsed_s: float
     loop: LoopResult | None = None  # agentic mode only
-    # With explain_denials: lines for the user's stderr (hugind.denial_hints). A run that
-    # raises a HugindError carries them as the error's ``denial_hints`` attribute.
-    denial_hints: list[str] = field(default_factory=list)
 
 
 def resolve_env(declared: tuple[EnvVar, ...], host_env: Mapping[str, str]) -> dict[str, str]:
@@ -95,7 +91,7 @@ def resolve_env(declared: tuple[EnvVar, ...], host_env: Mapping[str, str]) -> di
     return {v.name: host_env[v.name] for v in declared if v.name in host_env}
 
 
-def make_policy(agent: Agent, options: RunOptions) -> PolicyEngine:
+def make_policy(agent: Agent, options: RunOptions, hooks: RunHooks | None = None) -> PolicyEngine:
     preset = load_preset(options.policy_file) if options.policy_file else None
     policy = build_policy(
         agent.manifest.permissions,
@@ -104,12 +100,10 @@ def make_policy(agent: Agent, options: RunOptions) -> PolicyEngine:
         strict=options.strict,
         preset=preset,
     )
-    if options.tape is not None:  # the record keeps (or replays) every audit entry
-        audit = options.tape.audit_log(options.audit_path)
-    else:
-        audit = options.audit_log
-        if audit is None and options.audit_path:
-            audit = AuditLog(options.audit_path)
+    hooks = hooks if hooks is not None else RunHooks(options.observers, _warner(options))
+    audit = hooks.wrap("wrap_audit", None, options.audit_path)
+    if audit is None and options.audit_path:
+        audit = AuditLog(options.audit_path)
     return PolicyEngine(policy, audit)
 
 
@@ -126,8 +120,14 @@ def _standard_ops() -> tuple[Op, ...]:
 
 
 def open_session(
-    agent: Agent, options: RunOptions, engine: PolicyEngine, env: dict[str, str], services: dict[str, Any]
+    agent: Agent,
+    options: RunOptions,
+    engine: PolicyEngine,
+    env: dict[str, str],
+    services: dict[str, Any],
+    hooks: RunHooks | None = None,
 ) -> AgentSession:
+    hooks = hooks if hooks is not None else RunHooks(options.observers, _warner(options))
     limits = engine.policy.limits
     fuel = options.fuel if options.fuel is not None else limits.fuel
     timeout = limits.timeout if options.timeout is None else min(limits.timeout, options.timeout)
@@ -165,146 +165,155 @@ def open_session(
         timeout_s=timeout,
         services=services,
         team=options.team is not None,
-        tape=options.tape,
-        cancelled=options.cancelled,
+        tap=hooks.wrap("wrap_guest", None),
+        cancelled=hooks.cancelled_check(),
         fresh_instance=options.strict,  # --strict: no instance another run used (recycle.py)
     )
     return AgentSession(config)
 
 
 def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
+    """manifest -> env -> policy -> backend -> session -> (loop); observers see each step."""
     options = options or RunOptions()
-    saving = options.resume or (options.persist_session and agent.manifest.mode == "agentic")
-    if saving and options.session_plan is None:
-        from hugind.sessions.plan import run_with_session
-
-        return run_with_session(agent, options, run_agent)
+    hooks = RunHooks(options.observers, _warner(options))
     started = time.monotonic()
     host_env = os.environ if options.host_env is None else options.host_env
     env = resolve_env(agent.manifest.env, host_env)
-    engine = make_policy(agent, options)
+    engine = make_policy(agent, options, hooks)
     engine.declared_env = dict(env)
-    if options.learn is not None:
-        options.learn.attach(engine)
-    backend = preview_backend(agent.manifest, options.backend, options.model)
-    if options.session_plan is not None:
-        backend = options.session_plan.attach(backend)  # the session's id becomes X-Session-ID
+    hooks.notify("on_policy", engine)
+    backend = hooks.wrap("wrap_backend", preview_backend(agent.manifest, options.backend, options.model))
+    events = hooks.event_sink()
     llm = LlmService(
         lambda: choose_backend(agent.manifest, options.backend, engine, backend, options.model),
         session=session_meta(backend),
         policy=engine,
-        events=options.events,
+        events=events,
         trace=options.trace,
     )
-    if options.tape is not None:
-        options.tape.start(agent, engine, env, options, llm)
     child_network = ChildNetwork(engine)  # the children's filtering proxy, started on first use
-    try:
-        has_result, value, loop = _run_in(agent, options, engine, env, host_env, llm, child_network)
-    except HugindError as err:
-        err.denial_hints = _denial_hints(engine, options)  # type: ignore[attr-defined]  # printed by the CLI
-        raise
-    elapsed = time.monotonic() - started
-    if options.learn is not None:
-        options.learn.finish(elapsed)
-    return RunResult(has_result, value, engine.denials, elapsed, loop, _denial_hints(engine, options))
+    run = _Run(agent, options, hooks, engine, env, host_env, llm, child_network, events, started)
+    has_result, value, loop = run.go()
+    return RunResult(has_result, value, engine.denials, time.monotonic() - started, loop)
 
 
-def _run_in(
-    agent: Agent,
-    options: RunOptions,
-    engine: PolicyEngine,
-    env: dict[str, str],
-    host_env: Mapping[str, str],
-    llm: LlmService,
-    child_network: ChildNetwork,
-) -> tuple[bool, Any, LoopResult | None]:
-    """The run proper; closes everything it and run_agent opened (the audit log included)."""
-    mcp_hub = None
-    loop = None
-    try:
-        replaying = options.tape is not None and options.tape.replaying
-        if agent.manifest.mcp and not replaying:  # the MCP stack is loaded only for agents that declare servers
-            from hugind.mcp import McpHub
+@dataclass
+class _Run:
+    agent: Agent
+    options: RunOptions
+    hooks: RunHooks
+    engine: PolicyEngine
+    env: dict[str, str]
+    host_env: Mapping[str, str]
+    llm: LlmService
+    child_network: ChildNetwork
+    events: EventSink | None
+    started: float
 
-            mcp_hub = McpHub.for_agent(
-                agent, strict=options.strict, host_env=host_env, policy_file=options.policy_file, engine=engine
-            )
-            mcp_hub.child_proxy = child_network
-        # The loop's own MCP calls are taped here; the guest's cross the dispatcher,
-        # which tapes them as host ops: the guest keeps the bare hub.
-        loop_mcp = mcp_hub if options.tape is None else options.tape.mcp(mcp_hub, agent)
-        # Per-run services on a copy: a RunOptions reused for another run must
-        # not hand it this run's (soon closed) backend or MCP hub.
-        services = {"llm": llm, "mcp": mcp_hub, "child_proxy": child_network, **options.services}
-        session = open_session(agent, options, engine, env, services)
-        llm.deadline = session.ctx.deadline
+    def _open_mcp(self) -> McpHubs:
+        """The MCP stack is loaded only for agents that declare servers."""
+        if not self.agent.manifest.mcp:
+            return McpHubs(None, None)
+        from hugind.mcp import McpHub
+
+        hub = McpHub.for_agent(
+            self.agent,
+            strict=self.options.strict,
+            host_env=self.host_env,
+            policy_file=self.options.policy_file,
+            engine=self.engine,
+        )
+        hub.child_proxy = self.child_network
+        return McpHubs(hub, hub)
+
+    def _start(self) -> RunStart:
+        o = self.options
+        return RunStart(
+            self.agent,
+            self.engine,
+            self.env,
+            self.llm,
+            list(o.args),
+            o.strict,
+            o.policy_file,
+            o.timeout,
+            o.fuel,
+            o.stream,
+        )
+
+    def go(self) -> tuple[bool, Any, LoopResult | None]:
+        """The run proper; closes everything it and run_agent opened (the audit log included)."""
+        agent, options, hooks, llm = self.agent, self.options, self.hooks, self.llm
+        hubs = McpHubs(None, None)
+        loop = None
         try:
+            hooks.notify("on_start", self._start())
+            hubs = hooks.wrap("wrap_mcp", self._open_mcp)()
+            # Per-run services on a copy: a RunOptions reused for another run must
+            # not hand it this run's (soon closed) backend or MCP hub.
+            services = {"llm": llm, "mcp": hubs.guest, "child_proxy": self.child_network, **options.services}
+            session = open_session(agent, options, self.engine, self.env, services, hooks)
+            llm.deadline = session.ctx.deadline
             try:
-                session.run_main()
-            except AgentFailed as err:
-                from hugind.jscheck import reclassify
+                try:
+                    session.run_main()
+                except AgentFailed as err:
+                    from hugind.jscheck import reclassify
 
-                raise reclassify(agent, err) from None
-            if agent.manifest.mode == "agentic":
-                loop = _agentic(session, agent, options, llm, loop_mcp)
-                has_result, value = True, loop.final_text
-            else:
-                has_result, value = session.result()
+                    raise reclassify(agent, err) from None
+                if agent.manifest.mode == "agentic":
+                    loop = self._agentic(session, hubs.loop)
+                    has_result, value = True, loop.final_text
+                else:
+                    has_result, value = session.result()
+            finally:
+                hooks.notify("on_session_closing", session)
+                session.close()
+        except BaseException as exc:
+            hooks.notify("on_end", RunEnd(exc, time.monotonic() - self.started, self.engine))
+            raise
+        else:
+            hooks.notify("on_end", RunEnd(None, time.monotonic() - self.started, self.engine))
         finally:
-            if options.learn is not None:
-                options.learn.note_session(session)
-            session.close()
-    except BaseException as exc:
-        if options.tape is not None:
-            options.tape.ended(exc)
-        raise
-    else:
-        if options.tape is not None:
-            options.tape.ended(None)
-    finally:
-        if mcp_hub is not None:
-            mcp_hub.close()
-        llm.close()
-        child_network.close()
-        engine.close()
-        engine.audit.close()
-    return has_result, value, loop
+            if hubs.guest is not None:
+                hubs.guest.close()
+            llm.close()
+            self.child_network.close()
+            self.engine.close()
+            self.engine.audit.close()
+        return has_result, value, loop
+
+    def _agentic(self, session: AgentSession, mcp: LoopMcp | None) -> LoopResult:
+        from hugind.agentic_run import run_agentic
+
+        llm = self.llm
+        try:
+            client = self.hooks.wrap("wrap_chat", llm.client)()
+        except PermissionDenied as err:
+            from hugind.errors import ExitCode
+
+            if llm.failure is not None and llm.failure.exit_code == ExitCode.USAGE:
+                raise llm.failure from None  # a wrong backend config (a fallback cycle ...) is the user's to fix
+            raise BackendError(f"cannot use the agent's LLM backend: {err.message}") from None
+        return run_agentic(
+            session,
+            client,
+            mcp=mcp,
+            args=self.options.args,
+            manifest_turns=self.agent.manifest.max_turns,
+            tool_format=self.agent.manifest.tool_format,
+            events=self.events,
+            trace=self.options.trace,
+            stream=self.options.stream,
+            hooks=self.hooks,
+        )
 
 
-def _denial_hints(engine: PolicyEngine, options: RunOptions) -> list[str]:
-    if not (options.explain_denials and engine.denials):
-        return []
-    from hugind.denial_hints import denial_summary
+def _warner(options: RunOptions) -> Callable[[str], None]:
+    def warn(text: str) -> None:
+        options.stderr(f"hugind: warning: {text}\n".encode())
 
-    return denial_summary(
-        engine.audit.entries, total=engine.denials, strict=options.strict, preset=options.policy_file is not None
-    )
-
-
-def _agentic(session: AgentSession, agent: Agent, options: RunOptions, llm: LlmService, mcp: Any) -> LoopResult:
-    from hugind.agentic_run import run_agentic
-
-    try:
-        client = llm.client() if options.tape is None else options.tape.chat(llm.client)
-    except PermissionDenied as err:
-        from hugind.errors import ExitCode
-
-        if llm.failure is not None and llm.failure.exit_code == ExitCode.USAGE:
-            raise llm.failure from None  # a wrong backend config (a fallback cycle ...) is the user's to fix
-        raise BackendError(f"cannot use the agent's LLM backend: {err.message}") from None
-    return run_agentic(
-        session,
-        client,
-        mcp=mcp,
-        args=options.args,
-        manifest_turns=agent.manifest.max_turns,
-        tool_format=agent.manifest.tool_format,
-        events=options.events,
-        trace=options.trace,
-        stream=options.stream,
-        saved=options.session_plan,
-    )
+    return warn
 
 
 def strict_verdict(result: RunResult) -> StrictDenials | None:

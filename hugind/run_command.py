@@ -93,6 +93,9 @@ def run_command(a: RunArgs) -> int:
         from hugind.manifest import load_agent
         from hugind.run import RunOptions, run_agent, strict_verdict
 
+    from hugind.denial_hints import DenialHints
+
+    hints = DenialHints(strict=a.strict, preset=a.policy is not None)
     options = RunOptions(
         args=list(a.args),
         strict=a.strict,
@@ -104,15 +107,15 @@ def run_command(a: RunArgs) -> int:
         backend=a.backend,
         model=a.model or None,
         stream=a.stream,
-        explain_denials=True,
-        persist_session=True,
-        resume=a.resume,
+        observers=[hints],
     )
     if a.json_events:
         from hugind.agentic import NdjsonSink
+        from hugind.agentic_run import EventsTo
 
-        options.events = NdjsonSink(sys.stdout)
+        options.observers.append(EventsTo(NdjsonSink(sys.stdout)))
         options.stdout = options.stderr  # the agent's prints must not corrupt the event stream
+    recorder = None
     try:
         loaded = load_agent(a.agent)
         if a.strict:
@@ -126,22 +129,29 @@ def run_command(a: RunArgs) -> int:
         if a.record is not None:
             from hugind.replay.command import start_recording
 
-            loaded = start_recording(a.record, a.agent, loaded, options)
+            loaded, recorder = start_recording(a.record, a.agent, loaded, options)
+            options.observers.append(recorder)
         if a.learn is not None:
             from hugind.learn.command import finish_learning, start_learning
 
-            collector = start_learning(a.learn, options)
-        result = run_agent(loaded, options)
+            collector = start_learning(a.learn)
+            options.observers.append(collector)
+        if a.resume or loaded.manifest.mode == "agentic":  # an agentic run is saved after every turn
+            from hugind.sessions.plan import run_saved
+
+            result = run_saved(loaded, options, a.resume)
+        else:
+            result = run_agent(loaded, options)
         if a.learn is not None:
             finish_learning(collector, a.learn, loaded, options)
     except HugindError as err:
         code = fail(err)
-        print_hints(getattr(err, "denial_hints", None))
+        print_hints(hints.lines)
         print_hints(getattr(err, "resume_hint", None))
-        if options.tape is not None:
+        if recorder is not None:
             from hugind.replay.command import end_recording
 
-            end_recording(options, err.exit_code, err)
+            end_recording(recorder, err.exit_code, err)
         return code
     if result.has_result and not (a.json_events and result.loop is not None):
         try:
@@ -153,13 +163,13 @@ def run_command(a: RunArgs) -> int:
             std_streams.silence_stdout()  # what is still buffered must not fail again at exit
             return fail(std_streams.output_lost(err))
     verdict = strict_verdict(result) if a.strict else None
-    if options.tape is not None:
+    if recorder is not None:
         from hugind.replay.command import end_recording
 
-        end_recording(options, verdict.exit_code if verdict else ExitCode.OK, verdict, result)
+        end_recording(recorder, verdict.exit_code if verdict else ExitCode.OK, verdict, result)
     if verdict is not None:
         code = fail(verdict)
-        print_hints(result.denial_hints)
+        print_hints(hints.lines)
         return code
-    print_hints(result.denial_hints)
+    print_hints(hints.lines)
     return ExitCode.OK

@@ -19,6 +19,8 @@ from pathlib import Path
 from typing import Any
 
 from hugind.errors import ExitCode, HugindError, LimitExceeded, UsageError
+from hugind.observer import RunObserver
+from hugind.policy import AuditLog
 
 OK, FAILED, TIMEOUT, ERROR = "ok", "failed", "timeout", "error"
 STATUSES = (OK, FAILED, TIMEOUT, ERROR)
@@ -153,11 +155,20 @@ class _Ran:
     denials: int
 
 
+class _ItemAudit(RunObserver):
+    """The run records into the item's own log (in memory), not into a file."""
+
+    def __init__(self, log: AuditLog) -> None:
+        self.log = log
+
+    def wrap_audit(self, audit: AuditLog | None, path: Path | None) -> AuditLog | None:
+        return self.log
+
+
 def _run(agent_path: str, item: BatchItem, options: BatchRunOptions, out: _Capture, err: _Capture) -> _Ran:
     import os
 
     from hugind.manifest import load_agent
-    from hugind.policy import AuditLog
     from hugind.run import RunOptions, run_agent
 
     agent = load_agent(Path(agent_path))
@@ -175,7 +186,7 @@ def _run(agent_path: str, item: BatchItem, options: BatchRunOptions, out: _Captu
         host_env=host_env,
         backend=options.backend,
         model=options.model,
-        audit_log=audit,
+        observers=[_ItemAudit(audit)],
     )
     try:
         run = run_agent(agent, run_options)

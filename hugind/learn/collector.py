@@ -13,11 +13,17 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from hugind.observer import RunObserver
 from hugind.policy.model import Policy
 from hugind.policy.net import NetTarget
 from hugind.policy.shell import Program
+
+if TYPE_CHECKING:
+    from hugind.observer import RunEnd
+    from hugind.policy import PolicyEngine
+    from hugind.sandbox.session import AgentSession
 
 
 @dataclass(frozen=True)
@@ -63,7 +69,7 @@ def _what(request: dict[str, Any]) -> str:
     return ""
 
 
-class UsageCollector:
+class UsageCollector(RunObserver):
     """Thread-safe: host calls of one run are served from several threads."""
 
     def __init__(self) -> None:
@@ -106,12 +112,14 @@ class UsageCollector:
         if isinstance(servers, list):
             self.usage.mcp_servers.update(s for s in servers if isinstance(s, str))
 
-    def attach(self, engine: Any) -> None:
-        """Called by ``run_agent`` once the run's policy engine exists."""
+    # ---- run hooks (hugind/observer.py) -------------------------------------------------
+
+    def on_policy(self, engine: PolicyEngine) -> None:
+        """The run's policy engine exists: hand it this collector."""
         self.policy = engine.policy
         engine.collector = self
 
-    def note_session(self, session: Any) -> None:
+    def on_session_closing(self, session: AgentSession) -> None:
         """At the end of the run: wasm linear memory never shrinks, so its size now is its peak."""
         try:
             size = session.instance.memory.data_len(session.instance.store)
@@ -119,6 +127,14 @@ class UsageCollector:
             return
         with self._lock:
             self.usage.peak_memory_bytes = size
+
+    def on_end(self, end: RunEnd) -> None:
+        if end.error is None:  # nothing is learned from a run that failed
+            self.finish(end.elapsed_s)
+
+    def attach(self, engine: PolicyEngine) -> None:
+        """Collect ``engine``'s decisions without a run (what on_policy does in one)."""
+        self.on_policy(engine)
 
     def finish(self, elapsed_s: float) -> None:
         with self._lock:

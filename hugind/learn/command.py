@@ -17,12 +17,11 @@ from hugind.policy.model import MiB
 MAX_LISTED = 20
 
 
-def start_learning(output: Path, options: Any) -> UsageCollector:
-    """Refuse an output that cannot be written before spending a run on it; hook the collector in."""
+def start_learning(output: Path) -> UsageCollector:
+    """Refuse an output that cannot be written before spending a run on it; the collector
+    is the run's observer (hugind/observer.py)."""
     check_writable(output)
-    collector = UsageCollector()
-    options.learn = collector
-    return collector
+    return UsageCollector()
 
 
 def _shown(path: Path, root: Path) -> str:

@@ -37,6 +37,7 @@ from typing import Any
 
 from hugind.errors import HugindError, UsageError
 from hugind.manifest import Agent
+from hugind.observer import RunObserver
 
 DEFAULT_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -135,6 +136,17 @@ class Outcome:
     stdout: str = ""
 
 
+class Cancellation(RunObserver):
+    """Stops the run (RunCancelled, at its next turn with the host) once ``cancelled()`` is
+    true: the client that asked for it cancelled the call."""
+
+    def __init__(self, cancelled: Callable[[], bool]) -> None:
+        self._cancelled = cancelled
+
+    def is_cancelled(self) -> bool:
+        return self._cancelled()
+
+
 def run_tool(
     tool: AgentTool,
     args: list[str],
@@ -157,7 +169,7 @@ def run_tool(
         model=options.model,
         stdout=stdout.extend,
         stderr=stderr.write,
-        cancelled=cancelled,
+        observers=[] if cancelled is None else [Cancellation(cancelled)],
     )
     try:
         result = run_agent(tool.agent, run_options)

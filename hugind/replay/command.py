@@ -9,10 +9,15 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hugind.errors import ExitCode, HugindError, RecordInvalid, ReplayDiverged, StrictDenials
+from hugind.denial_hints import DenialHints
+from hugind.errors import ExitCode, HugindError, RecordInvalid, ReplayDiverged, StrictDenials, UsageError
+from hugind.manifest import Agent
+from hugind.replay.observer import Taping
+from hugind.replay.reader import Record
 from hugind.replay.scrub import Scrubber
 from hugind.replay.tape import Player, Recorder
 from hugind.replay.writer import RecordWriter
+from hugind.run import RunOptions
 
 
 def _declared_env(agent: Any, host_env: Mapping[str, str]) -> dict[str, str]:
@@ -27,17 +32,16 @@ def _pinned(agent: Any) -> tuple[Any, str]:
     return pinned.agent, pinned.digest
 
 
-def start_recording(path: Path, agent_arg: Path, agent: Any, options: Any) -> Any:
-    """Seal the agent, open the record (never over an existing file) and put its tape on ``options``."""
+def start_recording(path: Path, agent_arg: Path, agent: Agent, options: RunOptions) -> tuple[Agent, Taping]:
+    """Seal the agent and open the record (never over an existing file); the run's observer."""
     sealed, code = _pinned(agent)
     host_env = os.environ if options.host_env is None else options.host_env
     writer = RecordWriter(path, Scrubber(_declared_env(agent, host_env)))
-    options.tape = Recorder(writer, code, str(agent_arg.resolve()))
-    return sealed
+    return sealed, Taping(Recorder(writer, code, str(agent_arg.resolve())))
 
 
-def end_recording(options: Any, exit_code: int, error: HugindError | None = None, result: Any = None) -> None:
-    tape = options.tape
+def end_recording(taping: Taping, exit_code: int, error: HugindError | None = None, result: Any = None) -> None:
+    tape = taping.tape
     if not isinstance(tape, Recorder):
         return
     if result is not None:
@@ -60,7 +64,7 @@ def replay(
     """Replay a record; returns the exit code (the recorded run's, unless something differs)."""
     from hugind.manifest import load_agent
     from hugind.replay.reader import read_record
-    from hugind.run import RunOptions, run_agent, strict_verdict
+    from hugind.run import run_agent, strict_verdict
 
     record = read_record(record_path)
     if expect is not None:
@@ -73,24 +77,24 @@ def replay(
     loaded = load_agent(agent_path)
     sealed, code = _pinned(loaded)
     player = Player(record, Scrubber(_declared_env(loaded, os.environ)), code, allow_changed)
+    hints = DenialHints(strict=strict or bool(header.get("strict")), preset=False)
     options = RunOptions(
         args=[str(a) for a in header.get("args", [])],
         strict=strict or bool(header.get("strict")),
-        policy_file=policy
-        if policy is not None
-        else (Path(header["policy_file"]) if header.get("policy_file") else None),
+        policy_file=policy if policy is not None else _recorded_preset(record, vouched=expect is not None),
         audit_path=audit,
         fuel=header.get("fuel"),
         timeout=header.get("timeout"),
         inherit_stdin=False,  # stdin comes from the record
         stream=bool(header.get("stream")),
-        explain_denials=True,
-        tape=player,
+        observers=[hints, Taping(player)],
     )
+    hints.preset = options.policy_file is not None
     if json_events:
         from hugind.agentic import NdjsonSink
+        from hugind.agentic_run import EventsTo
 
-        options.events = NdjsonSink(sys.stdout)
+        options.observers.append(EventsTo(NdjsonSink(sys.stdout)))
         options.stdout = options.stderr
     if not record.complete:
         sys.stderr.write(
@@ -105,7 +109,7 @@ def replay(
         for warning in player.warnings:
             sys.stderr.write(f"hugind: warning: {warning}\n")
         sys.stderr.write(f"hugind: error: {err.message}\n")
-        _hints(getattr(err, "denial_hints", None))
+        _hints(hints.lines)
         return _same_end(record, err.exit_code)
     for warning in player.warnings:
         sys.stderr.write(f"hugind: warning: {warning}\n")
@@ -122,8 +126,23 @@ def replay(
     verdict: StrictDenials | None = strict_verdict(result) if options.strict else None
     if verdict is not None:
         sys.stderr.write(f"hugind: error: {verdict.message}\n")
-    _hints(result.denial_hints)
+    _hints(hints.lines)
     return _same_end(record, verdict.exit_code if verdict is not None else ExitCode.OK)
+
+
+def _recorded_preset(record: Record, *, vouched: bool) -> Path | None:
+    """The ``--policy`` file the record names, as a path to read only once the user vouched
+    for the record (``--expect`` matched its digest): anyone can write a record whose hash
+    chain holds, and its header must not make hugind read a file of its choosing."""
+    named = record.header.get("policy_file")
+    if not named:
+        return None
+    if not vouched:
+        raise UsageError(
+            f"{record.path} was recorded with --policy {named!r}: give the policy file with --policy to "
+            "replay it (a record's paths are not read unless --expect vouches for the record)"
+        )
+    return Path(str(named))
 
 
 def _same_end(record: Any, code: int) -> int:

@@ -1,6 +1,6 @@
 """The record's first line: what was run, under which policy, with what inputs.
 
-Written when the run's policy is known (``hugind.run.run_agent``), checked
+Written when the run's policy is known (the ``on_start`` hook, observer.py), checked
 by replay before anything runs. ``code`` is the agent's digest as
 ``hugind check`` prints it (hugind/digest.py); ``policy`` is the digest of
 the effective policy (after any preset and ``--strict``) with the agent's
@@ -12,11 +12,14 @@ is recorded by name only, never by value (scrub.py).
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hugind import __version__
 from hugind.errors import ReplayDiverged
 from hugind.replay.format import FORMAT_VERSION, MAGIC, digest_of
+
+if TYPE_CHECKING:
+    from hugind.observer import RunStart
 
 
 def policy_digest(engine: Any) -> str:
@@ -32,9 +35,8 @@ def manifest_digest(agent: Any) -> str | None:
     return None if text is None else "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def build_header(
-    agent: Any, agent_path: str, code: str, engine: Any, env: dict[str, str], options: Any, session: Any
-) -> dict[str, Any]:
+def build_header(start: RunStart, agent_path: str, code: str) -> dict[str, Any]:
+    agent = start.agent
     return {
         "k": "header",
         "magic": MAGIC,
@@ -45,15 +47,15 @@ def build_header(
         "mode": agent.manifest.mode,
         "code": code,
         "manifest": manifest_digest(agent),
-        "policy": policy_digest(engine),
-        "args": list(options.args),
-        "strict": options.strict,
-        "policy_file": str(options.policy_file) if options.policy_file else None,
-        "timeout": options.timeout,
-        "fuel": options.fuel,
-        "stream": options.stream,
-        "env_names": sorted(env),
-        "session": session,
+        "policy": policy_digest(start.engine),
+        "args": list(start.args),
+        "strict": start.strict,
+        "policy_file": str(start.policy_file) if start.policy_file else None,
+        "timeout": start.timeout,
+        "fuel": start.fuel,
+        "stream": start.stream,
+        "env_names": sorted(start.env),
+        "session": start.llm.session,
     }
 
 

@@ -100,9 +100,10 @@ class RecordingChat:
                 "detail": getattr(exc, "detail", ""),
                 "status": getattr(exc, "status", None),
             }
-            self._tape.append({"k": CHAT, "req": req, "error": error, "tokens": tokens}, sync=True)
+            self._tape.append({"k": CHAT, "req": req, "error": error, "tokens": self._tape.whole(tokens)}, sync=True)
             raise
-        self._tape.append({"k": CHAT, "req": req, "result": _result_json(result), "tokens": tokens}, sync=True)
+        taped = {"k": CHAT, "req": req, "result": _result_json(result), "tokens": self._tape.whole(tokens)}
+        self._tape.append(taped, sync=True)
         return result
 
     def __getattr__(self, name: str) -> Any:
@@ -127,12 +128,13 @@ class ReplayChat:
         key = self._player.scrub.text(canonical(req["digest"]))
         asked = f"an LLM request ({req['digest']}) ending with {canonical(req['last'])[:200]}"
         event = self._player.take("chat", (CHAT,), asked, lambda e: canonical(e.get("req", {}).get("digest")) == key)
+        scrub = self._player.scrub  # a declared value the model sent comes back as this host has it
         if on_token is not None:
             for text in event.get("tokens", []):
-                on_token(text)
+                on_token(scrub.restore(str(text)))
         if "error" in event:
-            raise _error_from(event["error"])
-        return _result_from(event["result"])
+            raise _error_from(scrub.restored(event["error"]))
+        return _result_from(scrub.restored(event["result"]))
 
     def close(self) -> None:
         pass

@@ -8,30 +8,63 @@ Two things the guest itself may hold are taken out of every line:
   ``X-Api-Key``, ... as the audit log masks them) become ``<redacted>``;
 * the value of each declared env var (at least ``MIN_SECRET`` characters
   long: shorter ones would match everywhere) becomes a placeholder naming
-  the variable. On replay the placeholders in recorded replies are put back
-  from the replaying host's env, so a replay given the same env sees the
-  same bytes, and requests are compared after the same scrubbing.
+  the variable, in every form it takes in text: as is, JSON-escaped,
+  URL-encoded, and base64-encoded (standard and URL-safe alphabets, at each
+  of the three alignments it can have inside a longer encoded string: the
+  characters that only the value's own bytes decide). On replay the
+  placeholders in recorded replies are put back from the replaying host's
+  env, so a replay given the same env sees the same bytes, and requests are
+  compared after the same scrubbing.
+
+A value the model streams may arrive split across tokens: ``tokens`` joins
+the tokens that a value spans into one before the line is written, so the
+value is found whole.
 """
 
 from __future__ import annotations
 
+import base64
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
+from urllib.parse import quote, quote_plus
 
 from hugind.policy.audit import SECRET_HEADERS
 
 MIN_SECRET = 4
+MIN_ENCODED = 8  # characters of an encoded value's core: shorter cores would match by chance
 REDACTED = "<redacted>"
 
 
+def _base64_cores(data: bytes) -> list[str]:
+    """The base64 characters that ``data`` alone decides, at each alignment inside a longer string."""
+    cores = []
+    for shift in range(3):
+        encoded = base64.b64encode(b"\0" * shift + data).decode()
+        first = -(-shift // 3)  # the first 3-byte group made of the value's bytes only
+        last = (shift + len(data)) // 3  # one past the last such group
+        core = encoded[first * 4 : last * 4]
+        if len(core) >= MIN_ENCODED:
+            cores.append(core)
+    return cores
+
+
 def _forms(value: str) -> list[str]:
-    """The value as it appears in text: raw, then as escaped inside a JSON string."""
+    """The value as it appears in text: raw, JSON-escaped, URL-encoded, base64-encoded."""
     forms = [value]
+
+    def add(form: str) -> None:
+        if form not in forms:
+            forms.append(form)
+
     for ascii_only in (False, True):
-        escaped = json.dumps(value, ensure_ascii=ascii_only)[1:-1]
-        if escaped not in forms:
-            forms.append(escaped)
+        add(json.dumps(value, ensure_ascii=ascii_only)[1:-1])
+    raw = value.encode("utf-8", "surrogatepass")
+    for encoded in (quote(value, safe=""), quote(value), quote_plus(value)):
+        add(encoded)
+    for core in _base64_cores(raw):
+        add(core)
+        add(core.replace("+", "-").replace("/", "_"))
     return forms
 
 
@@ -52,6 +85,34 @@ class Scrubber:
                 text = text.replace(secret, placeholder)
         return text
 
+    def tokens(self, tokens: Sequence[str]) -> list[str]:
+        """``tokens`` with every run of tokens that a secret spans joined into one token."""
+        if not self._pairs or len(tokens) < 2:
+            return list(tokens)
+        joined = "".join(tokens)
+        spans = []
+        for secret, _ in self._pairs:
+            at = joined.find(secret)
+            while at >= 0:
+                spans.append((at, at + len(secret)))
+                at = joined.find(secret, at + 1)
+        if not spans:
+            return list(tokens)
+        merged: list[str] = []
+        start = 0
+        open_until = 0  # a token starting before this offset joins the one before it
+        for token in tokens:
+            end = start + len(token)
+            if merged and start < open_until:
+                merged[-1] += token
+            else:
+                merged.append(token)
+            for s_start, s_end in spans:
+                if s_start < end and s_end > end:  # a secret goes on past this token
+                    open_until = max(open_until, s_end)
+            start = end
+        return merged
+
     def restore(self, text: str) -> str:
         """Placeholders back to this host's values (those it has)."""
         if "<<hugind-env:" not in text:
@@ -59,6 +120,16 @@ class Scrubber:
         for secret, placeholder in self._pairs:
             text = text.replace(placeholder, secret)
         return text
+
+    def restored(self, value: Any) -> Any:
+        """Every string in a JSON value with its placeholders put back (a copy)."""
+        if isinstance(value, str):
+            return self.restore(value)
+        if isinstance(value, dict):
+            return {k: self.restored(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.restored(v) for v in value]
+        return value
 
     def value(self, value: Any) -> Any:
         """Every string in a JSON value scrubbed (a copy)."""

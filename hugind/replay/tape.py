@@ -1,10 +1,10 @@
 """The two tapes a run can carry: a ``Recorder`` (``--record``) or a ``Player`` (``hugind replay``).
 
-Both expose the same seams (``hugind/run.py`` and the sandbox call them):
-the dispatcher, the WASI interposer, the audit log, the loop's chat client
-and MCP hub. The recorder writes what each seam observed; the player answers
-each seam from the record and stops the run at the first request that
-differs from the recorded one.
+A run reaches them through one observer (``hugind/replay/observer.py``),
+which puts them at its seams: the dispatcher, the WASI interposer, the audit
+log, the loop's chat client and MCP hub. The recorder writes what each seam
+observed; the player answers each seam from the record and stops the run at
+the first request that differs from the recorded one.
 
 The record has independent orders ("channels"): the guest's (host ops,
 completions as delivered, clock, random and stdin reads: the guest is
@@ -55,24 +55,8 @@ def describe(event: dict[str, Any] | None) -> str:
     return text if len(text) <= SHOWN else text[: SHOWN - 3] + "..."
 
 
-def _refuse_preopens(agent: Any, engine: Any, what: str) -> None:
-    """A raw .wasm agent with WASI preopens reads files past every seam: refuse to record it."""
-    if agent.runtime != "wasm":
-        return
-    from hugind.errors import UsageError
-    from hugind.sandbox.preopens import preopens_for
-
-    if preopens_for(engine, agent.root):
-        raise UsageError(
-            f"{what}: this raw .wasm agent reads its filesystem roots through WASI preopens, which a record "
-            "cannot capture; run it without --record (JS agents and .wasm agents without filesystem roots record)"
-        )
-
-
 class Recorder:
-    """Writes every seam's observation; the header first (``start``), the closing line last."""
-
-    replaying = False
+    """Writes every seam's observation; the header first (observer.py's ``on_start``), the closing line last."""
 
     def __init__(self, writer: RecordWriter, code: str, agent_path: str) -> None:
         self.writer = writer
@@ -81,35 +65,12 @@ class Recorder:
         self.closed_digest: str | None = None
         self.outcome: dict[str, Any] = {}
 
-    # ---- the run's seams (hugind/run.py) ---------------------------------------
-
-    def audit_log(self, path: Any) -> Any:
-        from hugind.replay.audit import RecordingAudit
-
-        return RecordingAudit(path, self)
-
-    def start(self, agent: Any, engine: Any, env: dict[str, str], options: Any, llm: Any) -> None:
-        from hugind.replay.header import build_header
-
-        _refuse_preopens(agent, engine, "--record")
-        header = build_header(agent, self.agent_path, self.code, engine, env, options, llm.session)
-        self.writer.append(header, sync=True)
-
-    def mcp(self, hub: Any, agent: Any) -> Any:
-        from hugind.replay.loop import RecordingMcp
-
-        return None if hub is None else RecordingMcp(hub, self)
-
-    def chat(self, connect: Callable[[], Any]) -> Any:
-        from hugind.replay.loop import RecordingChat
-
-        return RecordingChat(connect(), self)
-
-    def ended(self, exc: BaseException | None) -> None:
-        pass
-
     def append(self, body: dict[str, Any], *, sync: bool = False) -> int:
         return self.writer.append(body, sync=sync)
+
+    def whole(self, tokens: list[str]) -> list[str]:
+        """Streamed tokens, those a secret spans joined (scrub.py), so the writer finds it."""
+        return self.writer.scrubber.tokens(tokens)
 
     def finish(self, exit_code: int, message: str | None = None) -> str:
         """The closing line (whatever the outcome) and the file's digest."""
@@ -130,8 +91,6 @@ class _Channel:
 
 class Player:
     """Answers the seams from a record, in order, checking each request."""
-
-    replaying = True
 
     def __init__(self, record: Record, scrubber: Scrubber, code: str, allow_changed: bool = False) -> None:
         self.record = record
@@ -223,35 +182,6 @@ class Player:
         left = [c.events[c.at] for c in self._channels.values() if c.at < len(c.events)]
         left = [e for e in left if not e.get("_used")]
         return min(left, key=lambda e: e["seq"]) if left else None
-
-    # ---- the run's seams (hugind/run.py) ---------------------------------------
-
-    def audit_log(self, path: Any) -> Any:
-        from hugind.replay.audit import ReplayAudit
-
-        audit = ReplayAudit(path)
-        self.on_audit = audit.replay_line
-        return audit
-
-    def start(self, agent: Any, engine: Any, env: dict[str, str], options: Any, llm: Any) -> None:
-        from hugind.replay.header import check_header
-
-        _refuse_preopens(agent, engine, "hugind replay")
-        self.warnings = check_header(self.record.header, self.code, engine, self.allow_changed)
-        engine.audit.engine = engine
-        session = self.record.header.get("session")
-        if isinstance(session, dict):
-            llm.session = session  # the guest sees the recorded run's session id
-
-    def mcp(self, hub: Any, agent: Any) -> Any:
-        from hugind.replay.loop import ReplayMcp
-
-        return ReplayMcp(self, True) if agent.manifest.mcp else None
-
-    def chat(self, connect: Callable[[], Any]) -> Any:
-        from hugind.replay.loop import ReplayChat
-
-        return ReplayChat(self)  # never connect(): no client, no socket
 
     def ended(self, exc: BaseException | None) -> None:
         if isinstance(exc, ReplayDiverged | RecordInvalid):

@@ -2,8 +2,9 @@
 ``clock_time_get`` (Date.now, performance.now), ``random_get`` (Math.random's
 seed, crypto.getRandomValues) and ``fd_read`` (stdin).
 
-A run that neither records nor replays is linked without any of this (its
-linker is another one, instance.py), so ``Date.now()`` costs what it did.
+The sandbox routes the three functions here through the tap the run hands it
+(hugind/sandbox/interpose.py); a run that neither records nor replays is
+linked without any of this, so ``Date.now()`` costs what it did.
 
 Recording: the real value is read (the realtime clock from the host's
 ``time.time_ns``, as wasmtime does; other clocks through a relay of the real
@@ -20,7 +21,6 @@ import base64
 import os
 import struct
 import time
-from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import wasmtime
@@ -28,12 +28,11 @@ import wasmtime
 from hugind.errors import TrapError
 from hugind.replay.format import CLOCK, RANDOM, READ
 from hugind.replay.tape import Player, Recorder
-from hugind.sandbox import raw_import
-from hugind.sandbox.wasi_relay import EFAULT, EINVAL, ESUCCESS, WASI, RelaySpec
+from hugind.sandbox.wasi_relay import EFAULT, EINVAL, ESUCCESS, RelaySpec
 from hugind.sandbox.wasi_relay import instantiate as instantiate_relay
 
 if TYPE_CHECKING:
-    from hugind.sandbox.instance import GuestInstance
+    from hugind.sandbox.interpose import GuestView
 
 _MASK32 = 0xFFFFFFFF
 _CLOCK_RELAY = RelaySpec((("clock_time_get", ("i32", "i64", "i32")),), 1, 1)
@@ -62,9 +61,9 @@ def _iovs(
 
 
 class TapeWasi:
-    """One guest's interposed clock, random and stdin."""
+    """One guest's interposed clock, random and stdin (a hugind.sandbox.interpose.WasiTap)."""
 
-    def __init__(self, guest: GuestInstance, tape: Recorder | Player) -> None:
+    def __init__(self, guest: GuestView, tape: Recorder | Player) -> None:
         self.guest = guest
         self.tape = tape
         self._relay: wasmtime.Func | None = None
@@ -168,20 +167,3 @@ class TapeWasi:
             got = b"".join(parts)
         self.tape.append({"k": READ, "fd": fd, "errno": errno, "b64": base64.b64encode(got).decode()})
         return errno
-
-
-def install(linker: wasmtime.Linker, current: Callable[[], TapeWasi]) -> None:
-    """Shadow the three WASI functions in ``linker`` (which must allow shadowing)."""
-    i32, i64 = wasmtime.ValType.i32(), wasmtime.ValType.i64()
-    # The raw path (~1 us a crossing, not ~100): the precision (i64) is read as its low half, and
-    # only a relay of another clock than realtime passes it on (a hint WASI lets hosts ignore).
-    raw_import.define(
-        linker,
-        WASI,
-        "clock_time_get",
-        3,
-        lambda c, cid, precision, out: current().clock_time_get(c, cid, precision & _MASK32, out),
-        [i32, i64, i32],
-    )
-    raw_import.define(linker, WASI, "random_get", 2, lambda c, p, n: current().random_get(c, p, n))
-    raw_import.define(linker, WASI, "fd_read", 4, lambda c, *a: current().fd_read(c, *a))

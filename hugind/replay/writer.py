@@ -23,7 +23,7 @@ from hugind.replay.scrub import Scrubber
 class RecordWriter:
     def __init__(self, path: Path, scrubber: Scrubber) -> None:
         self.path = path
-        self._scrub = scrubber
+        self.scrubber = scrubber
         self._lock = threading.Lock()
         self._prev = GENESIS
         self._seq = 0
@@ -43,7 +43,7 @@ class RecordWriter:
             if self._fd is None:
                 return -1
             seq = self._seq
-            text = self._scrub.text(canonical({"seq": seq, "prev": self._prev, **body}))
+            text = self.scrubber.text(canonical({"seq": seq, "prev": self._prev, **body}))
             line = text.encode("utf-8", "surrogatepass")
             os.write(self._fd, line + b"\n")
             if sync:

@@ -25,15 +25,15 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import wasmtime
 
 from hugind import std_streams
 from hugind.errors import AgentFailed, EngineError, HugindError, LimitExceeded, TrapError
 from hugind.host.dispatch import Dispatcher
-from hugind.sandbox import raw_export, raw_import, recycle, wasi_guard, wasi_output
+from hugind.sandbox import interpose, raw_export, raw_import, recycle, wasi_guard, wasi_output
 from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
+from hugind.sandbox.interpose import GuestTap, WasiTap
 from hugind.sandbox.wasi_clock import WasiClock
 from hugind.sandbox.wasi_guard import WasiGuard
 from hugind.sandbox.wasi_relay import WASI
@@ -105,10 +105,8 @@ class _Linked:
             raw_import.define(linker, WASI, "poll_oneoff", 4, lambda c, *a: _current().wasi_clock.poll_oneoff(c, *a))
             if inherit_stdin:
                 raw_import.define(linker, WASI, "fd_read", 4, lambda c, *a: _current().wasi_clock.fd_read(c, *a))
-            if taped:  # --record / replay: clock, random and stdin go through the tape (hugind/replay/wasi.py)
-                from hugind.replay.wasi import install as install_tape
-
-                install_tape(linker, lambda: _current().tape_wasi)
+            if taped:  # --record / replay: clock, random and stdin go to the run's tap (interpose.py)
+                interpose.install(linker, _current_tap)
         finally:
             linker.allow_shadowing = False
         # The hugind imports take the raw path (raw_import.py): one crossing costs ~1 us there.
@@ -128,6 +126,13 @@ class _Linked:
                 pre = self.linker.instantiate_pre(module)
                 self.pres[module] = pre
             return pre
+
+
+def _current_tap() -> WasiTap:
+    tap = _current().wasi_tap
+    if tap is None:
+        raise EngineError("a tapped WASI function was called by a guest that has no tap")
+    return tap
 
 
 _linked: weakref.WeakKeyDictionary[wasmtime.Engine, dict[tuple[bool, bool], _Linked]] = weakref.WeakKeyDictionary()
@@ -154,18 +159,18 @@ class GuestInstance:
         *,
         blame: type[HugindError] = EngineError,
         budget_s: float = 60.0,
-        tape: Any = None,  # hugind.replay.tape.Recorder | Player: record or replay WASI's clock, random, stdin
+        tap: GuestTap | None = None,  # record or replay WASI's clock, random, stdin (interpose.py)
         keep: bool = True,  # False: a fresh instance, never kept after (recycle.py; --strict)
     ) -> None:
         _check_initial_memory(wasm_module, limits.memory_bytes)
         self.engine = get_engine(engine_config)
         try:
-            pre = _linked_for(self.engine, io.inherit_stdin, tape is not None).pre(wasm_module)
+            pre = _linked_for(self.engine, io.inherit_stdin, tap is not None).pre(wasm_module)
         except wasmtime.WasmtimeError as exc:
             raise blame(f"cannot instantiate the module: {_first_line(exc)}") from None
         # An instance of hugind's own engine left by an earlier run, reset to
-        # exactly what instantiating gives (recycle.py); a taped run instantiates.
-        keep = keep and tape is None
+        # exactly what instantiating gives (recycle.py); a tapped run instantiates.
+        keep = keep and tap is None
         kept = self._kept = recycle.take(pre) if keep else None
         self.store = kept.store if kept is not None else wasmtime.Store(self.engine)
         self.store.set_limits(memory_size=limits.memory_bytes)
@@ -188,11 +193,7 @@ class GuestInstance:
         self.store.set_wasi(self._wasi(io))
         self.wasi_guard = WasiGuard(self.engine, dispatcher.ctx.policy)
         self._wasi_clock: WasiClock | None = None
-        self.tape_wasi: Any = None
-        if tape is not None:
-            from hugind.replay.wasi import TapeWasi
-
-            self.tape_wasi = TapeWasi(self, tape)
+        self.wasi_tap: WasiTap | None = None if tap is None else tap.wasi(self)
         # Instantiation runs guest code (the start function, data segments), so
         # it gets the run's own deadline; fuel and the memory cap are already set.
         self.store.set_epoch_deadline(seconds_to_ticks(budget_s))

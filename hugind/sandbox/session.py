@@ -27,6 +27,7 @@ from hugind.manifest import Agent
 from hugind.sandbox.driver import GuestDriver
 from hugind.sandbox.engine import EngineConfig
 from hugind.sandbox.instance import GuestExit, GuestInstance, GuestIO, GuestLimits
+from hugind.sandbox.interpose import GuestTap
 from hugind.sandbox.js_engine import check_artifact_engine, engine_module
 from hugind.sandbox.raw_wasm import PINNED_WASM, load_agent_module
 
@@ -59,8 +60,8 @@ class SessionConfig:
     timeout_s: float
     services: dict[str, Any] = field(default_factory=dict)
     team: bool = False
-    tape: Any = None  # hugind.replay.tape.Recorder | Player (--record, hugind replay)
-    cancelled: Callable[[], bool] | None = None  # hugind.run.RunOptions.cancelled
+    tap: GuestTap | None = None  # watches the guest's host calls and WASI reads (--record, hugind replay)
+    cancelled: Callable[[], bool] | None = None  # polled between host calls (hugind serve's cancel)
     fresh_instance: bool = False  # never start on, nor leave, a kept instance (sandbox/recycle.py)
 
 
@@ -81,12 +82,10 @@ class AgentSession:
             deadline=time.monotonic() + config.timeout_s,
             services={"agent": self.state, "modules": self.modules, **config.services},
         )
-        if config.tape is None:
+        if config.tap is None:
             self.dispatcher = Dispatcher(self.ctx, config.ops)
         else:
-            from hugind.replay.dispatch import taped_dispatcher
-
-            self.dispatcher = taped_dispatcher(self.ctx, config.ops, config.tape)
+            self.dispatcher = config.tap.dispatcher(self.ctx, config.ops)
         engine_config = EngineConfig(fuel=config.limits.fuel is not None)
         self.is_js = agent.runtime == "js"
         pinned = agent.extra.get(PINNED_WASM)  # bytes verified by --expect: run those, not a re-read
@@ -99,7 +98,7 @@ class AgentSession:
             engine_config,
             blame=EngineError if self.is_js else InvalidModule,
             budget_s=self.ctx.remaining(),
-            tape=config.tape,
+            tap=config.tap,
             keep=not config.fresh_instance,
         )
         self.driver = GuestDriver(self.instance, self.dispatcher, self.ctx.deadline, config.cancelled)
@@ -117,11 +116,11 @@ class AgentSession:
         # crossing that starts the agent (runtimes/wasm/ABI.md, "Fused start");
         # nothing enters the guest before run_main. One without the separate
         # hugind_js_configure is no hugind JS engine: it fails here, as before.
-        # A recorded or replayed run keeps the separate calls: its tape lists
+        # A recorded or replayed run keeps the separate calls: its tap lists
         # the module ops they make.
         self._configured = not self.is_js
         fused = self.instance.has_export("hugind_js_start") and self.instance.has_export("hugind_js_configure")
-        if self.is_js and not (fused and self.config.tape is None):
+        if self.is_js and not (fused and self.config.tap is None):
             self._configure()
 
     def _limits(self) -> tuple[int, int]:

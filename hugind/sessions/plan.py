@@ -1,9 +1,17 @@
 """A run's session: a new one saved after every turn, or a saved one resumed.
 
-``run_with_session`` wraps a run of an agentic agent: it checks a ``--resume``
-id (exists, same agent, not finished, not in use), takes the session's lock for
-the whole run, restores the stored arguments, backend choice and model, and
-hands the loop a checkpoint hook that rewrites ``state.json`` atomically.
+``run_saved`` wraps a run of an agentic agent from above: it checks a
+``--resume`` id (exists, same agent, not finished, not in use), takes the
+session's lock for the whole run, restores the stored arguments, and hands
+the run a ``SessionPlan``, a run observer (hugind/observer.py) that fixes the
+backend's session id, continues the stored conversation and rewrites
+``state.json`` atomically after every turn.
+
+Resuming never widens what the run may do now: its turn budget is the one
+the agent and its agent.yaml give today (never ``state.json``'s), and the
+backend is the one ``--backend``, agent.yaml or the user's config names; the
+session's stored ``--backend`` choice (and model) is used only when none of
+them names one.
 
 The agent's identity is its name, folder and code digest (``hugind.pinning``).
 Another name, or another folder with other code, is another agent: refused.
@@ -24,11 +32,12 @@ from hugind.agentic.checkpoint import FINISHED, Checkpoint, ToolRecord
 from hugind.errors import HugindError, UsageError
 from hugind.llm.types import Usage
 from hugind.manifest import Agent
+from hugind.observer import LoopPlan, RunObserver
+from hugind.run import RunOptions, RunResult, run_agent
 from hugind.sessions.store import SessionStore, valid_id
 
 if TYPE_CHECKING:
     from hugind.llm import BackendConfig
-    from hugind.run import RunOptions, RunResult
 
 
 def now_iso() -> str:
@@ -36,7 +45,7 @@ def now_iso() -> str:
 
 
 @dataclass
-class SessionPlan:
+class SessionPlan(RunObserver):
     agent: dict[str, Any]  # name, path, digest
     args: list[str]
     backend_choice: str | None  # the user's --backend, when it is safe to store
@@ -53,7 +62,7 @@ class SessionPlan:
     def id(self) -> str | None:
         return self.store.id if self.store else None
 
-    def attach(self, backend: BackendConfig | None) -> BackendConfig | None:
+    def wrap_backend(self, backend: BackendConfig | None) -> BackendConfig | None:
         """Fix the run's session id (the stored one on resume) and hold the session."""
         if backend is None:
             return None
@@ -75,20 +84,18 @@ class SessionPlan:
         self.backend_label = f"{meta['backend']} ({meta['base_url']})" if meta["backend"] else meta["base_url"]
         return backend.with_overrides(session_id=self.store.id)
 
-    def start(self, events: Any, max_turns: int) -> int:
-        """The run's turn budget (a resumed run keeps its first one); announces the session."""
-        if self.resume_point is not None and self.max_turns:
-            max_turns = self.max_turns
-        self.max_turns = max_turns
-        if self.store is not None and events is not None:
-            from hugind.agentic.events import SessionStart, as_sink
+    def wrap_loop(self, plan: LoopPlan) -> LoopPlan:
+        """Announce the session; continue its conversation. The turn budget stays the run's own."""
+        self.max_turns = plan.max_turns
+        if self.store is not None and plan.events is not None:
+            from hugind.agentic.events import SessionStart
 
             done = self.resume_point.turn if self.resume_point else 0
-            as_sink(events).emit(SessionStart(self.store.id, self.resume_point is not None, done))
-        return max_turns
+            plan.events.emit(SessionStart(self.store.id, self.resume_point is not None, done))
+        return replace(plan, resume_from=self.resume_point)
 
-    def record(self, point: Checkpoint) -> None:
-        """The loop's checkpoint hook: a failed write warns once and the run goes on."""
+    def on_turn(self, point: Checkpoint) -> None:
+        """The loop's checkpoint: a failed write warns once and the run goes on."""
         if self.store is None or self._broken:
             return
         doc = {
@@ -124,16 +131,24 @@ class SessionPlan:
             self.store.release()
 
 
-def run_with_session(agent: Agent, options: RunOptions, run: Callable[[Agent, RunOptions], RunResult]) -> RunResult:
+def run_saved(agent: Agent, options: RunOptions, resume: str | None = None) -> RunResult:
+    """Run ``agent`` with its conversation saved after every turn (agentic agents), or
+    continue the saved session ``resume``."""
     if agent.manifest.mode != "agentic":
-        if options.resume:
+        if resume:
             raise UsageError(f"--resume: agent {agent.manifest.name} is not agentic; only agentic runs are saved")
-        return run(agent, replace(options, persist_session=False))
+        return run_agent(agent, options)
     identity = agent_identity(agent)
-    plan = resume_plan(agent, identity, options) if options.resume else new_plan(identity, options)
+    plan = resume_plan(agent, identity, options, resume) if resume else new_plan(identity, options)
     try:
-        changed = replace(options, args=plan.args, backend=plan.backend_choice, model=plan.model, session_plan=plan)
-        return run(agent, changed)
+        changed = replace(
+            options,
+            args=plan.args,
+            backend=plan.backend_choice,
+            model=plan.model,
+            observers=[*options.observers, plan],
+        )
+        return run_agent(agent, changed)
     except HugindError as err:
         if plan.store is not None and plan.store.exists():
             hint = f"hugind: session {plan.id} is saved; continue it with: hugind run AGENT --resume {plan.id}"
@@ -157,8 +172,7 @@ def new_plan(identity: dict[str, Any], options: RunOptions) -> SessionPlan:
     return SessionPlan(identity, list(options.args), _storable(options.backend), options.model, _warner(options))
 
 
-def resume_plan(agent: Agent, identity: dict[str, Any], options: RunOptions) -> SessionPlan:
-    session_id = str(options.resume)
+def resume_plan(agent: Agent, identity: dict[str, Any], options: RunOptions, session_id: str) -> SessionPlan:
     if not valid_id(session_id):
         raise UsageError(f"no session {session_id!r} (list them with: hugind sessions)")
     if options.args:
@@ -169,20 +183,33 @@ def resume_plan(agent: Agent, identity: dict[str, Any], options: RunOptions) -> 
     if doc.get("status") == FINISHED:
         raise UsageError(f"session {session_id} already finished ({doc.get('turns')} turns); nothing to resume")
     point = _checkpoint(doc, store)
+    backend, model = _resumed_backend(agent, options, doc)
     store.acquire()
-    plan = SessionPlan(
+    return SessionPlan(
         identity,
         [str(a) for a in doc.get("args") or []],
-        options.backend or doc.get("backend_choice"),
-        options.model or doc.get("model"),
+        backend,
+        model,
         _warner(options),
         store=store,
         resume_point=point,
-        max_turns=doc.get("max_turns") if isinstance(doc.get("max_turns"), int) else None,
         created=str(doc.get("created") or now_iso()),
     )
-    plan.backend_choice = _storable(plan.backend_choice)
-    return plan
+
+
+def _resumed_backend(agent: Agent, options: RunOptions, doc: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The backend and model of a resumed run: today's choice (--backend, agent.yaml, the
+    user's config) over the stored one, which is used only when nothing names one now."""
+    from hugind.backends import preview_backend
+
+    if options.backend or agent.manifest.backend is not None or preview_backend(agent.manifest, None) is not None:
+        return _storable(options.backend), options.model
+    stored = doc.get("backend_choice")
+    stored_model = doc.get("model")
+    return (
+        _storable(stored) if isinstance(stored, str) else None,
+        options.model or (stored_model if isinstance(stored_model, str) else None),
+    )
 
 
 def _check_owner(session_id: str, doc: dict[str, Any], me: dict[str, Any], warn: Callable[[str], None]) -> None:

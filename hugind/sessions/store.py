@@ -7,6 +7,11 @@ Layout::
 
 The id is the one the backend gets as X-Session-ID, so it is a file name only
 after checking: letters, digits, ``.``, ``_``, ``-``; no leading dot.
+
+The ``sessions`` folder and each session's folder are hugind's own: a
+symbolic link in their place is refused, and the lock is opened without
+following one (``O_NOFOLLOW``), so nobody can make hugind create or lock a
+file elsewhere.
 """
 
 from __future__ import annotations
@@ -37,6 +42,14 @@ def valid_id(session_id: str) -> bool:
     return bool(_ID.match(session_id))
 
 
+_LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def _refuse_link(path: Path) -> None:
+    if path.is_symlink():
+        raise UsageError(f"cannot use the session directory {path}: it is a symbolic link, not hugind's own folder")
+
+
 class SessionBusy(UsageError):
     """Another hugind process holds the session."""
 
@@ -46,6 +59,7 @@ class SessionStore:
         if not valid_id(session_id):
             raise UsageError(f"invalid session id {session_id!r} (letters, digits, '.', '_', '-')")
         self.id = session_id
+        self._own_root = root is None  # hugind made this folder: a link there is not the user's
         self.dir = (root or sessions_root()) / session_id
         self.path = self.dir / STATE_FILE
         self._lock_fd: int | None = None
@@ -58,8 +72,12 @@ class SessionStore:
         if self._lock_fd is not None:
             return
         try:
+            if self._own_root:
+                _refuse_link(self.dir.parent)
+            _refuse_link(self.dir)
             self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+            _refuse_link(self.dir)  # made by someone else between the check and mkdir
+            fd = os.open(self.dir / "lock", _LOCK_FLAGS, 0o600)
         except OSError as exc:
             raise UsageError(f"cannot use the session directory {self.dir}: {exc.strerror}") from None
         try:
@@ -80,7 +98,7 @@ class SessionStore:
     def in_use(self) -> bool:
         """True while some process holds the lock (a live run)."""
         try:
-            fd = os.open(self.dir / "lock", os.O_RDONLY)
+            fd = os.open(self.dir / "lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         except OSError:
             return False
         try:
@@ -97,6 +115,7 @@ class SessionStore:
 
     def save(self, doc: dict[str, Any]) -> None:
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _refuse_link(self.dir)
         data = json.dumps({"format": SESSION_FORMAT, **doc}, ensure_ascii=False, default=str).encode()
         replace_atomically(self.path, data)
 

@@ -5,7 +5,8 @@ one thread per task calling ``run_agent``. With ``TeamOptions.cluster`` set,
 the runner still schedules, persists the state and writes the logs, but the
 shared state (bus and ledger) moves into the cluster once it is loaded, and
 each task runs wherever the cluster puts it. ``hugind.distributed.ray_team``
-is the one implementation; this module imports nothing of it.
+is the one implementation; this module imports nothing of it, nor of the
+runner: the two meet here (the runner's TeamOptions is a ``TaskOptions``).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from hugind.team.runner import TeamOptions
     from hugind.team.workflow import TaskSpec, Workflow
 
 
@@ -30,6 +30,13 @@ class TaskRun:
     output: bytes = b""  # what the agent printed, when it ran elsewhere (a local run streams it)
 
 
+class TaskOptions(Protocol):
+    """What a task run elsewhere takes of the team run's options (hugind.team.runner.TeamOptions)."""
+
+    backend: str | None  # chosen by the user: trusted for every agent of the team
+    model: str | None
+
+
 class TeamCluster(Protocol):
     def prepare(self, workflow: Workflow) -> None:
         """Connect and ship the agents; raises HugindError (before the run touches its state)."""
@@ -40,7 +47,7 @@ class TeamCluster(Protocol):
         committed tasks; return clients for the bus and the spawn ledger."""
         ...
 
-    def run_task(self, spec: TaskSpec, task_input: dict[str, Any], options: TeamOptions) -> TaskRun:
+    def run_task(self, spec: TaskSpec, task_input: dict[str, Any], options: TaskOptions) -> TaskRun:
         """Run one task to its end (blocking: the runner calls it on the task's thread)."""
         ...
 

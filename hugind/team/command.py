@@ -8,6 +8,7 @@ from pathlib import Path
 
 from hugind.team.report import format_summary, summary_json
 from hugind.team.runner import TaskEvent, TeamOptions, default_state_dir, run_workflow
+from hugind.team.state import refuse_links
 from hugind.team.workflow import load_workflow
 
 _MARKS = {"started": "▶", "done": "✓", "failed": "✗", "skipped": "-", "spawned": "+"}
@@ -46,8 +47,11 @@ def run_team_command(
 
         cluster = RayTeam(ray)
     workflow = load_workflow(workflow_path)
+    if state_dir is None:  # hugind's own folders in the working tree: a link there is nobody's choice
+        state_dir = default_state_dir(workflow)
+        refuse_links(Path.cwd(), state_dir)
     options = TeamOptions(
-        state_dir=(state_dir or default_state_dir(workflow)).resolve(),
+        state_dir=state_dir.resolve(),
         backend=backend,
         model=model,
         resume=resume,

@@ -311,7 +311,7 @@ class WorkflowRunner:
     def _work(self, spec: TaskSpec, task_input: dict[str, Any]) -> None:
         started = time.monotonic()
         try:
-            with open(self.store.log_path(spec.id), "ab") as log:
+            with self.store.open_log(spec.id) as log:
                 log.write(f"--- task {spec.id} ({spec.assignee}) started {time.ctime()} ---\n".encode())
                 log.flush()
                 lock = threading.Lock()
@@ -328,6 +328,8 @@ class WorkflowRunner:
                     outcome = self._run_here(spec, task_input, sink)
                 if not outcome.ok:
                     sink(f"error: {outcome.error}\n".encode())
+        except HugindError as err:  # its log cannot be opened (a planted link): the task fails
+            outcome = TaskRun(False, error=err.message)
         except Exception as exc:  # a bug on our side: the task fails, the run goes on
             traceback.print_exc(file=sys.stderr)
             outcome = TaskRun(False, error=f"internal error: {type(exc).__name__}: {exc}")

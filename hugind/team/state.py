@@ -11,6 +11,11 @@ Layout::
     DIR/state.json        tasks (spec, status, result, error, timings, runs), memory, messages
     DIR/logs/<task>.log   what the task's agent printed (stdout and stderr)
     DIR/lock              held (flock) while a run uses the directory
+
+The state directory is often inside a working tree a cloned repository
+controls: the lock and the logs are opened without following a symbolic
+link (``O_NOFOLLOW``), and a link in place of ``logs`` is refused, so a
+planted link cannot make hugind create or append to a file elsewhere.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from hugind.atomicfile import replace_atomically
 from hugind.errors import UsageError
@@ -30,6 +35,16 @@ from hugind.userfile import read_state_file
 
 STATE_FORMAT = "hugind-team-state/1"
 STATE_FILE = "state.json"
+_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+def refuse_links(base: Path, path: Path) -> None:
+    """UsageError if ``path`` or any of its folders below ``base`` is a symbolic link."""
+    current = base
+    for part in path.relative_to(base).parts:
+        current = current / part
+        if current.is_symlink():
+            raise UsageError(f"cannot use the state directory {path}: {current} is a symbolic link")
 
 
 class StateStore:
@@ -42,8 +57,10 @@ class StateStore:
     def locked(self) -> Iterator[None]:
         """Hold the directory for this process (released by the kernel if it dies)."""
         try:
+            refuse_links(self.dir, self.logs)
             self.logs.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+            refuse_links(self.dir, self.logs)
+            fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
         except OSError as exc:
             raise UsageError(f"cannot use the state directory {self.dir}: {exc.strerror}") from None
         try:
@@ -75,3 +92,12 @@ class StateStore:
 
     def log_path(self, task_id: str) -> Path:
         return self.logs / f"{task_id}.log"
+
+    def open_log(self, task_id: str) -> IO[bytes]:
+        """The task's log, for appending; a symbolic link there is refused (UsageError)."""
+        path = self.log_path(task_id)
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600)
+        except OSError as exc:
+            raise UsageError(f"cannot open the task's log {path}: {exc.strerror}") from None
+        return os.fdopen(fd, "ab")

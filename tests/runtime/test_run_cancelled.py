@@ -1,4 +1,4 @@
-"""RunOptions.cancelled: a run its caller no longer wants stops at its next turn with the host."""
+"""A Cancellation observer (hugind serve's): a run its caller no longer wants stops at its next turn with the host."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from hugind.errors import ExitCode, RunCancelled
 from hugind.manifest import load_agent
+from hugind.mcp.serve import Cancellation
 from hugind.run import RunOptions, run_agent
 
 
@@ -21,7 +22,7 @@ def test_a_run_waiting_on_the_host_stops_soon_after_it_is_cancelled(tmp_path):
     agent = _agent(tmp_path, "export default async () => { await new Promise((r) => setTimeout(r, 60000)); };")
     asked = time.monotonic() + 1.0
     options = RunOptions(stdout=lambda b: None, stderr=lambda b: None, host_env={})
-    options.cancelled = lambda: time.monotonic() > asked
+    options.observers.append(Cancellation(lambda: time.monotonic() > asked))
     started = time.monotonic()
     with pytest.raises(RunCancelled, match="cancelled") as info:
         run_agent(agent, options)
@@ -31,5 +32,7 @@ def test_a_run_waiting_on_the_host_stops_soon_after_it_is_cancelled(tmp_path):
 
 def test_a_run_never_cancelled_is_untouched(tmp_path):
     agent = _agent(tmp_path, "export default async () => { await new Promise((r) => setTimeout(r, 50)); return 7; };")
-    options = RunOptions(stdout=lambda b: None, stderr=lambda b: None, host_env={}, cancelled=lambda: False)
+    options = RunOptions(
+        stdout=lambda b: None, stderr=lambda b: None, host_env={}, observers=[Cancellation(lambda: False)]
+    )
     assert run_agent(agent, options).value == 7

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hugind.agentic import ListSink
+from hugind.agentic_run import EventsTo
 from hugind.errors import BackendError, ExitCode
 from tests.runtime.helpers import run_captured
 from tests.sessions.agents import UPPER_AGENT, events_of, manifest, upper_call, write_config
@@ -82,7 +83,7 @@ def test_an_agent_yaml_fallback_the_network_policy_refuses_is_never_contacted(ma
         agent = make_agent(UPPER_AGENT, manifest=manifest(backend=backend, permissions={"network": network}))
         sink = ListSink()
         with pytest.raises(BackendError) as info:
-            run_captured(agent, "x", events=sink)
+            run_captured(agent, "x", observers=[EventsTo(sink)])
         assert spare.requests == []
         assert len(primary.chat_requests) == 1
     assert info.value.exit_code == ExitCode.BACKEND
@@ -100,6 +101,6 @@ def test_an_agent_yaml_fallback_the_policy_admits_takes_over(make_agent):
         network = {"allow": True, "allowed_ips": [f"127.0.0.1:{primary.port}", f"127.0.0.1:{spare.port}"]}
         agent = make_agent(UPPER_AGENT, manifest=manifest(backend=backend, permissions={"network": network}))
         sink = ListSink()
-        out = run_captured(agent, "x", events=sink)
+        out = run_captured(agent, "x", observers=[EventsTo(sink)])
     assert out.result.value == "from the spare"
     assert [e.target for e in sink.of_type("backend_switch")] == [spare_url]

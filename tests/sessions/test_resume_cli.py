@@ -211,14 +211,19 @@ def test_a_failed_run_says_how_to_resume_it_and_resumes(cli, make_agent, home):
 
 
 def test_a_session_that_cannot_be_written_warns_and_the_run_goes_on(make_agent, tmp_path, monkeypatch):
-    from tests.runtime.helpers import run_captured
+    from hugind.manifest import load_agent
+    from hugind.run import RunOptions
+    from hugind.sessions.plan import run_saved
 
     not_a_dir = tmp_path / "home-is-a-file"
     not_a_dir.write_text("")
     monkeypatch.setenv("HUGIND_HOME", str(not_a_dir))
     agent = make_agent(UPPER_AGENT, manifest=manifest())
     with ChatServer([upper_call("one"), Reply("fine")]) as server:
-        out = run_captured(agent, "go", backend=server.url, persist_session=True)
-    assert out.result.value == "fine"
-    assert "hugind: warning: cannot use the session directory" in out.stderr
-    assert "this run is not saved" in out.stderr
+        err: list[bytes] = []
+        options = RunOptions(args=["go"], backend=server.url, stdout=lambda b: None, stderr=err.append, host_env={})
+        result = run_saved(load_agent(agent), options)
+    stderr = b"".join(err).decode()
+    assert result.value == "fine"
+    assert "hugind: warning: cannot use the session directory" in stderr
+    assert "this run is not saved" in stderr
