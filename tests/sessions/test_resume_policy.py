@@ -44,10 +44,13 @@ def test_an_edited_state_json_neither_adds_turns_nor_picks_the_backend(cli, make
         asked_here = len(server.chat_requests)
         asked_there = len(other.chat_requests)
     assert asked_there == 0  # the stored choice did not override the configured backend
-    # turn 2 of 2, then the final answer the budget asks for (50 turns would have gone on to "never")
-    assert asked_here == 4
+    # turn 2 of 2, the final answer the budget asks for, then the loop's one plain closing
+    # request (50 turns would have gone on to "never")
+    assert asked_here == 5
     after = json.loads(state_path.read_text())
-    assert (after["max_turns"], after["stop_reason"], after["turns"]) == (2, "max_turns", 3)
+    # no answer within the budget: the session is saved as failed, still with today's budget
+    assert (after["max_turns"], after["status"], after["turns"]) == (2, "failed", 2)
+    assert "no final answer (max_turns)" in after["error"]
 
 
 def test_the_stored_backend_is_used_when_nothing_names_one_today(cli, make_agent, tmp_path):
