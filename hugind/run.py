@@ -203,6 +203,7 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
         has_result, value, loop = _run_in(agent, options, engine, env, host_env, llm, child_network)
     except HugindError as err:
         err.denial_hints = _denial_hints(engine, options)  # type: ignore[attr-defined]  # printed by the CLI
+        err.denials = engine.denials  # type: ignore[attr-defined]  # --strict: errors.strict_failure
         raise
     elapsed = time.monotonic() - started
     if options.learn is not None:

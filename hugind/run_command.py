@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hugind.errors import ExitCode, HugindError
+from hugind import run_hints
+from hugind.errors import ExitCode, HugindError, strict_failure
 
 
 @dataclass
@@ -113,6 +114,7 @@ def run_command(a: RunArgs) -> int:
 
         options.events = NdjsonSink(sys.stdout)
         options.stdout = options.stderr  # the agent's prints must not corrupt the event stream
+    loaded = None
     try:
         loaded = load_agent(a.agent)
         if a.expect is not None:
@@ -132,12 +134,15 @@ def run_command(a: RunArgs) -> int:
             finish_learning(collector, a.learn, loaded, options)
     except HugindError as err:
         code = fail(err)
-        print_hints(getattr(err, "denial_hints", None))
-        print_hints(getattr(err, "resume_hint", None))
+        verdict = strict_failure(err) if a.strict else None
+        if verdict is not None:  # the run's own error is said first, then why it exits 3
+            code = fail(verdict)
+        print_hints(run_hints.denials(getattr(err, "denial_hints", None), loaded))
+        print_hints(run_hints.resume(getattr(err, "resume_hint", None), a.agent))
         if options.tape is not None:
             from hugind.replay.command import end_recording
 
-            end_recording(options, err.exit_code, err)
+            end_recording(options, code, err)
         return code
     if result.has_result and not (a.json_events and result.loop is not None):
         try:
@@ -155,7 +160,7 @@ def run_command(a: RunArgs) -> int:
         end_recording(options, verdict.exit_code if verdict else ExitCode.OK, verdict, result)
     if verdict is not None:
         code = fail(verdict)
-        print_hints(result.denial_hints)
+        print_hints(run_hints.denials(result.denial_hints, loaded))
         return code
-    print_hints(result.denial_hints)
+    print_hints(run_hints.denials(result.denial_hints, loaded))
     return ExitCode.OK

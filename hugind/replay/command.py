@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from hugind.errors import ExitCode, HugindError, RecordInvalid, ReplayDiverged, StrictDenials
+from hugind.errors import ExitCode, HugindError, RecordInvalid, ReplayDiverged, StrictDenials, strict_failure
 from hugind.replay.scrub import Scrubber
 from hugind.replay.tape import Player, Recorder
 from hugind.replay.writer import RecordWriter
@@ -105,8 +105,11 @@ def replay(
         for warning in player.warnings:
             sys.stderr.write(f"hugind: warning: {warning}\n")
         sys.stderr.write(f"hugind: error: {err.message}\n")
+        verdict = strict_failure(err) if options.strict else None
+        if verdict is not None:
+            sys.stderr.write(f"hugind: error: {verdict.message}\n")
         _hints(getattr(err, "denial_hints", None))
-        return _same_end(record, err.exit_code)
+        return _same_end(record, verdict.exit_code if verdict is not None else err.exit_code)
     for warning in player.warnings:
         sys.stderr.write(f"hugind: warning: {warning}\n")
     if result.has_result and not (json_events and result.loop is not None):
