@@ -11,6 +11,16 @@ pipe sees Ctrl-C and sets every guest's epoch deadline to the next tick
 guest traps within a tick (5 ms), the main thread is back in Python and the
 pending ``KeyboardInterrupt`` ends the command as before (exit 130).
 
+The handler itself is Python's default one but for one case. wasmtime calls
+the host through ctypes callbacks (hugind's raw imports, wasmtime-py's
+trampolines and WASI output writers), which turn an exception raised inside
+them into a trap, but only from within their ``try``: a ``KeyboardInterrupt``
+raised as one is entered (or, for an output writer, anywhere in it: it
+catches only ``Exception``) escapes into wasmtime, and the process aborts
+(seen: ``free(): invalid pointer``, 7 of 10 Ctrl-Cs on a loop of host calls).
+There the handler only stops the guest (it traps at its next epoch check) and
+notes it; the run's error then ends the command as Ctrl-C (run_command.py).
+
 Installed by the executable (entry.py) in the process that runs the command:
 the cold one, or a warm server's child, to which the client forwards SIGINT.
 Nothing is installed when SIGINT is not Python's default handler (ignored, or
@@ -49,6 +59,7 @@ def install() -> bool:
         os.close(write_end)
         return False
     threading.Thread(target=_watch, args=(read_end,), name="hugind-ctrl-c", daemon=True).start()
+    _signal.signal(_signal.SIGINT, _on_sigint)
     _installed = True
     return True
 
@@ -56,6 +67,41 @@ def install() -> bool:
 def seen() -> bool:
     """Whether Ctrl-C (SIGINT) came since ``install``."""
     return _seen.is_set()
+
+
+# The ctypes callbacks wasmtime calls: (function name, the last two parts of its file path).
+_NEVER_SAFE = {("custom_call", "wasmtime/_wasi.py"), ("custom_finalize", "wasmtime/_wasi.py")}
+_SAFE_BELOW = {("trampoline", "wasmtime/_func.py"), ("callback", "sandbox/raw_import.py")}
+
+
+def _where(frame: object) -> tuple[str, str]:
+    code = frame.f_code  # type: ignore[attr-defined]
+    return code.co_name, "/".join(code.co_filename.replace("\\", "/").rsplit("/", 2)[-2:])
+
+
+def _may_raise(frame: object | None) -> bool:
+    """Whether a KeyboardInterrupt raised in ``frame`` becomes a trap (or never meets wasmtime).
+    Within a callback that traps what it raises, only frames two or more calls below it are
+    surely inside its ``try``: at its entry, in its ``Caller(...)`` and its ``finally`` they are not."""
+    depth = 0
+    while frame is not None:
+        where = _where(frame)
+        if where in _NEVER_SAFE:
+            return False
+        if where in _SAFE_BELOW:
+            return depth >= 2
+        frame = frame.f_back  # type: ignore[attr-defined]
+        depth += 1
+    return True
+
+
+def _on_sigint(signum: int, frame: object | None) -> None:
+    if _may_raise(frame):
+        raise KeyboardInterrupt
+    _seen.set()
+    from hugind.sandbox.wasi_output import interrupt_all
+
+    interrupt_all(REASON)  # the run's error follows, and run_command ends it as Ctrl-C
 
 
 def _watch(read_end: int) -> None:

@@ -133,6 +133,10 @@ def run_command(a: RunArgs) -> int:
         if a.learn is not None:
             finish_learning(collector, a.learn, loaded, options)
     except HugindError as err:
+        from hugind import ctrl_c
+
+        if ctrl_c.seen():  # the run stopped because of Ctrl-C (ctrl_c.py): ended as any Ctrl-C
+            raise KeyboardInterrupt from None
         code = fail(err)
         verdict = strict_failure(err) if a.strict else None
         if verdict is not None:  # the run's own error is said first, then why it exits 3
