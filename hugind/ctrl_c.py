@@ -70,6 +70,8 @@ def seen() -> bool:
 
 
 # The ctypes callbacks wasmtime calls: (function name, the last two parts of its file path).
+# WASI output writers catch only Exception (wasmtime 50 calls them on its own threads,
+# where no handler runs, but a writer on the main thread must not get one either).
 _NEVER_SAFE = {("custom_call", "wasmtime/_wasi.py"), ("custom_finalize", "wasmtime/_wasi.py")}
 _SAFE_BELOW = {("trampoline", "wasmtime/_func.py"), ("callback", "sandbox/raw_import.py")}
 

@@ -26,7 +26,7 @@ SPIN = 'export default () => { eprint("spinning"); for (;;) {} };\n'
 def _interrupted(agent, env: dict[str, str]) -> tuple[int, float, str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "hugind", "run", str(agent), "--timeout", "30"],
-        stdout=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,  # read at once, as a terminal does (a full pipe blocks the writer)
         stderr=subprocess.PIPE,
         env=env,
         cwd=REPO,
@@ -50,7 +50,6 @@ def _interrupted(agent, env: dict[str, str]) -> tuple[int, float, str]:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-        proc.stdout.close()
         proc.stderr.close()
 
 
