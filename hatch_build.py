@@ -8,8 +8,10 @@ A regular wheel also gets the C SDK headers (runtimes/wasm/*.h) under
 hugind/templates/_sdk, for ``hugind init --template wasm-c``; an editable
 install reads them from the checkout.
 
-Progress goes to stderr. pip shows a build backend's output only with -v
-(``pip install -v .``), so the first line says how long the wait is.
+pip shows a build backend's output only with -v (``pip install -v .``), so
+progress goes to the user's terminal directly when there is one
+(runtimes/js/build_progress.py), else to stderr: the first line says how long
+the wait is, then each compiled unit, and a line every 15 s while zig works.
 """
 
 from __future__ import annotations
@@ -29,21 +31,33 @@ class EngineBuildHook(BuildHookInterface):
         if self.target_name not in ("wheel", "editable"):
             return
         root = Path(self.root)
-        spec = importlib.util.spec_from_file_location("hugind_build_engine", root / "runtimes/js/build_engine.py")
-        assert spec and spec.loader
-        builder = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(builder)
+        builder = _load(root / "runtimes/js/build_engine.py", "hugind_build_engine")
+        shown = _load(root / "runtimes/js/build_progress.py", "hugind_build_progress")
         if self.target_name == "wheel":
             sdk = root / "runtimes" / "wasm"
             for header in ("hugind.h", "hugind_json.h"):
                 build_data["force_include"][str(sdk / header)] = f"hugind/templates/_sdk/{header}"
-        sys.stderr.write(
-            "hugind: building the JS engine (QuickJS-NG to wasm32-wasi with zig): "
-            "about 40 s the first time, cached by source hash after\n"
+        progress = shown.Progress()
+        progress.say(
+            f"building the JS engine (QuickJS-NG to wasm32-wasi with zig): {shown.ESTIMATE}; "
+            "cached by source hash after"
         )
-        sys.stderr.flush()
+        progress.heartbeat("building the JS engine")
         try:
-            builder.build(root / "hugind" / "_engine", verbose=True)
+            builder.build(root / "hugind" / "_engine", progress=progress.say)
         except builder.BuildError as exc:
-            sys.stderr.write(f"\nhugind: cannot build the JS engine: {exc}\n\n")
+            if progress.on_terminal:
+                progress.say(f"cannot build the JS engine: {str(exc).splitlines()[0]}")
+            sys.stderr.write(f"\nhugind: cannot build the JS engine: {exc}\n\n")  # pip shows it on failure
             raise SystemExit(1) from None
+        finally:
+            progress.close()
+
+
+def _load(path: Path, name: str) -> Any:
+    """A module of runtimes/js, which is not a package the build environment can import."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -16,6 +16,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from hugind import __version__
 from hugind.cli_coerce import install
+from hugind.cli_help import readable
 from hugind.errors import HugindError, UsageError
 from hugind.run_command import fail
 from hugind.run_command import importing as _importing
@@ -28,14 +29,14 @@ class _Group(TyperGroup):
     """``hugind``: its ``--help`` option is converted without pydantic (see cli_coerce)."""
 
     def get_params(self, ctx: Any) -> list[Any]:
-        return install(super().get_params(ctx))
+        return readable(install(super().get_params(ctx)), ctx)
 
 
 class _Command(TyperCommand):
     """Every hugind command: plain values are converted without pydantic (see cli_coerce)."""
 
     def get_params(self, ctx: Any) -> list[Any]:
-        return install(super().get_params(ctx))
+        return readable(install(super().get_params(ctx)), ctx)
 
 
 app = typer.Typer(
@@ -63,10 +64,25 @@ def _root(
     pass
 
 
+def _bounded(option: str) -> Callable[[Any], Any]:
+    """An option's callback: a number out of its range is a usage error naming the option."""
+    from hugind.cli_numbers import problem
+
+    def check(value: Any) -> Any:
+        reason = problem(option, value)
+        if reason is not None:
+            raise typer.BadParameter(reason, param_hint=f"'{option}'")
+        return value
+
+    return check
+
+
 # Options several commands share: declared once so their names and help cannot drift.
 PolicyOption = Annotated[Optional[Path], typer.Option("--policy", help="A preset that tightens the policy.")]
 AuditOption = Annotated[Optional[Path], typer.Option("--audit", help="Append every policy decision (JSON lines).")]
-TimeoutOption = Annotated[Optional[float], typer.Option("--timeout", help="Shorten the wall-clock limit (s).")]
+TimeoutOption = Annotated[
+    Optional[float], typer.Option("--timeout", callback=_bounded("--timeout"), help="Shorten the wall-clock limit (s).")
+]
 BackendOption = Annotated[
     Optional[str], typer.Option("--backend", envvar="HUGIND_BACKEND", help="LLM backend: a config name or URL.")
 ]
@@ -116,7 +132,10 @@ def run(
     strict: Annotated[bool, typer.Option("--strict", help="Deny by default; any denial fails the run.")] = False,
     policy: PolicyOption = None,
     audit: AuditOption = None,
-    fuel: Annotated[Optional[int], typer.Option("--fuel", help="Meter the guest: trap after N fuel units.")] = None,
+    fuel: Annotated[
+        Optional[int],
+        typer.Option("--fuel", callback=_bounded("--fuel"), help="Meter the guest: trap after N fuel units."),
+    ] = None,
     timeout: TimeoutOption = None,
     backend: BackendOption = None,
     model: ModelOption = None,
@@ -418,7 +437,9 @@ def team(
     model: ModelOption = None,
     resume: Annotated[bool, typer.Option("--resume", help="Continue the run in --state-dir.")] = False,
     fresh: Annotated[bool, typer.Option("--fresh", help="Discard a previous run in --state-dir.")] = False,
-    max_parallel: Annotated[Optional[int], typer.Option("--max-parallel", help="Tasks at once.")] = None,
+    max_parallel: Annotated[
+        Optional[int], typer.Option("--max-parallel", callback=_bounded("--max-parallel"), help="Tasks at once.")
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     ray: RayOption = None,
 ) -> None:
@@ -446,18 +467,29 @@ def team(
 def batch(
     agent: Annotated[Path, typer.Argument(help="Agent folder (with agent.yaml), or a single .js / .wasm file.")],
     inputs: Annotated[Path, typer.Argument(help='JSON lines, one run each: {"id", "args", "env"} (- for stdin).')],
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write the results here (default: stdout).")] = None,
+    out: Annotated[
+        Optional[Path], typer.Option("-o", "--out", help="Write the results here (default: stdout).")
+    ] = None,
     resume: Annotated[
         Optional[Path], typer.Option("--resume", help="Skip the items already in this results file; append the rest.")
     ] = None,
     concurrency: Annotated[
-        Optional[int], typer.Option("--concurrency", "-j", help="Items at once (worker processes; default: CPUs).")
+        Optional[int],
+        typer.Option(
+            "--concurrency",
+            "-j",
+            callback=_bounded("--concurrency"),
+            help="Items at once (worker processes; default: CPUs).",
+        ),
     ] = None,
     strict: Annotated[bool, typer.Option("--strict", help="Deny by default; any denial fails that item.")] = False,
     policy: PolicyOption = None,
     audit: AuditOption = None,
     timeout: TimeoutOption = None,
-    fuel: Annotated[Optional[int], typer.Option("--fuel", help="Meter each item: trap after N fuel units.")] = None,
+    fuel: Annotated[
+        Optional[int],
+        typer.Option("--fuel", callback=_bounded("--fuel"), help="Meter each item: trap after N fuel units."),
+    ] = None,
     backend: BackendOption = None,
     model: ModelOption = None,
     json_events: Annotated[bool, typer.Option("--json", help="NDJSON progress events on stderr.")] = False,
@@ -501,7 +533,8 @@ def batch(
 def sessions(
     as_json: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
     prune_days: Annotated[
-        Optional[float], typer.Option("--prune", help="Delete sessions not updated for this many days.")
+        Optional[float],
+        typer.Option("--prune", callback=_bounded("--prune"), help="Delete sessions not updated for this many days."),
     ] = None,
 ) -> None:
     """List saved agentic conversations (newest first); resume one with hugind run AGENT --resume ID."""
@@ -521,24 +554,16 @@ def warm(
     stop: Annotated[
         bool, typer.Option("--stop", help="Stop them: no new run is served; runs under way finish first.")
     ] = False,
+    all_installs: Annotated[
+        bool, typer.Option("--all", help="Every install's servers (other venvs, checkouts), not only this one's.")
+    ] = False,
 ) -> None:
-    """List your warm servers (the pre-imported processes later hugind runs are forked from)."""
+    """List this install's warm servers (the pre-imported processes later hugind runs are forked from)."""
     from hugind.warm import control
 
-    found = control.servers()
+    found = control.servers(None if all_installs else control.this_install())
     if stop:
         for server in control.stop(found):
             typer.echo(f"stopping {server.pid} ({server.runs} runs under way)", err=True)
         return
-    typer.echo(control.render(found))
-
-
-def main() -> None:
-    """The ``hugind`` command (kept here for callers of ``hugind.cli:main``)."""
-    from hugind.entry import main as entry_main
-
-    entry_main()
-
-
-if __name__ == "__main__":
-    main()
+    typer.echo(control.render(found, all_installs))

@@ -4,7 +4,8 @@
 or None whenever it is not certain: another command, ``--help``, an option it
 does not know or a short one, a flag given a value, an option given twice or
 missing its value, a value that looks like an option, a value the plain
-conversion (``cli_coerce``) would hand to Typer. None sends the command line
+conversion (``cli_coerce``) would hand to Typer, a number out of its range
+(``cli_numbers``). None sends the command line
 to the Typer application, so errors and help are always Typer's.
 ``tests/runtime/test_cli_quick.py`` checks this table against the Typer
 command's own parameters and both parsers against each other.
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hugind.cli_coerce import NotPlain, plain_value
+from hugind.cli_numbers import problem
 from hugind.run_command import RunArgs
 
 
@@ -104,7 +106,10 @@ def _parse(tokens: list[str], environ: Mapping[str, str]) -> RunArgs:
             i += 1
         else:
             raise _Unsure
-        given[option.dest] = _convert(option.kind, value)
+        converted = _convert(option.kind, value)
+        if problem(name, converted) is not None:
+            raise _Unsure  # out of range: Typer's callback says so (exit 2)
+        given[option.dest] = converted
     if not positional:
         raise _Unsure
     for option in RUN_OPTIONS.values():

@@ -110,6 +110,9 @@ def main_here() -> None:
     try:
         try:
             _refuse_closed_streams()
+            from hugind import ctrl_c
+
+            ctrl_c.install()  # Ctrl-C must also stop a guest that is computing
             quick_code = _dispatch(sys.argv[1:])
             sys.exit(quick_code)
         except KeyboardInterrupt:

@@ -74,13 +74,50 @@ class AgentFailed(HugindError):
 
 
 class StrictDenials(HugindError):
-    """``--strict``: the agent finished but the policy denied something."""
+    """``--strict``: the policy denied something during the run (see ``strict_failure``)."""
 
     exit_code = ExitCode.POLICY_DENIED
+
+    @classmethod
+    def counted(cls, denials: int) -> StrictDenials:
+        plural = "s" if denials > 1 else ""
+        return cls(f"--strict: the policy denied {denials} request{plural} during the run (see --audit)")
+
+
+# Under --strict a denial decides the exit code over what the run did after it:
+# the agent's own failure (an uncaught PermissionDenied is the common case), a
+# limit or trap it then hit, an LLM backend failure. A run stopped from outside
+# (130), a bad command line (2), a broken engine (7) or output (74, 141), a
+# replay's verdict (8, 9) and hugind's own bugs (70) keep their codes: they say
+# something the denial does not. README.md, "Exit codes", says the same.
+STRICT_REPLACES = frozenset({ExitCode.AGENT_FAILED, ExitCode.LIMIT_EXCEEDED, ExitCode.TRAP, ExitCode.BACKEND})
+
+
+def strict_failure(err: HugindError) -> StrictDenials | None:
+    """Under --strict: the error a failed run ends with instead of ``err``, or None if ``err``
+    stands. ``err.denials`` is set by the run (hugind.run) to the denials it saw."""
+    denials = getattr(err, "denials", 0)
+    if not denials or err.exit_code not in STRICT_REPLACES:
+        return None
+    return StrictDenials.counted(denials)
 
 
 class LimitExceeded(HugindError):
     exit_code = ExitCode.LIMIT_EXCEEDED
+
+
+class MemoryExhausted(LimitExceeded, AgentFailed):
+    """The agent let an out-of-memory error end the run: its memory limit, hit (exit 4).
+
+    Still an ``AgentFailed`` (the JS error's name and message are kept) for callers that
+    catch the agent's own errors; the exit code is the limit's."""
+
+    exit_code = ExitCode.LIMIT_EXCEEDED
+
+    def __init__(self, err: AgentFailed) -> None:
+        AgentFailed.__init__(self, err.name, err.js_message, err.stack)
+        self.message = f"run stopped: memory limit reached (permissions.limits.memory_mb): {err.name}: {err.js_message}"
+        self.args = (self.message,)
 
 
 class RunCancelled(HugindError):

@@ -13,7 +13,7 @@ import os
 import re
 from pathlib import Path
 
-from hugind.errors import AgentFailed, HugindError, UsageError
+from hugind.errors import AgentFailed, HugindError, MemoryExhausted, UsageError
 from hugind.manifest import Agent
 
 # QuickJS puts a compile error's position on the first line of its stack: "    at lib.js:2:9".
@@ -63,9 +63,12 @@ def _shown(path: Path) -> str:
     return str(path) if rel.startswith("..") else rel
 
 
-def reclassify(agent: Agent, err: AgentFailed) -> AgentFailed | JsCompileError:
+def reclassify(agent: Agent, err: AgentFailed) -> AgentFailed | JsCompileError | MemoryExhausted:
     """A SyntaxError that is really the agent's source failing to compile becomes
-    a usage error; one thrown by running code (JSON.parse, eval) stays the agent's."""
+    a usage error; one thrown by running code (JSON.parse, eval) stays the agent's.
+    The engine's out-of-memory error, uncaught, is the memory limit hit (exit 4)."""
+    if err.name == "InternalError" and err.js_message == "out of memory":
+        return MemoryExhausted(err)
     if err.name != "SyntaxError":
         return err
     try:

@@ -56,12 +56,18 @@ def pin(agent: Agent) -> Pinned:
 def _pin_expected(agent: Agent, expected: str, source: str) -> Pinned:
     want = parse_expected(expected)  # a malformed pin fails before any work
     pinned = pin(agent)
-    if pinned.digest != want:
-        raise DigestMismatch(
-            f"{source}: digest {pinned.digest} does not match --expect {want}; "
-            "the agent is not the one that was pinned, so nothing was run"
-        )
-    return pinned
+    if pinned.digest == want:
+        return pinned
+    # A JS folder or file also answers to the digest `hugind build` prints for it: the
+    # sealed agent runs exactly the artifact that digest covers (bytecode, manifest, engine).
+    built = pinned.agent.extra.get("artifact") if agent.extra.get("artifact") is None else None
+    if built is not None and built.digest == want:
+        return pinned
+    also = f" (its build's: {built.digest})" if built is not None else ""
+    raise DigestMismatch(
+        f"{source}: digest {pinned.digest}{also} does not match --expect {want}; "
+        "the agent is not the one that was pinned, so nothing was run"
+    )
 
 
 def verify(agent: Agent, expected: str, source: str) -> Agent:

@@ -193,7 +193,11 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     )
     child_network = ChildNetwork(engine)  # the children's filtering proxy, started on first use
     run = _Run(agent, options, hooks, engine, env, host_env, llm, child_network, events, started)
-    has_result, value, loop = run.go()
+    try:
+        has_result, value, loop = run.go()
+    except HugindError as err:
+        err.denials = engine.denials  # type: ignore[attr-defined]  # --strict: errors.strict_failure
+        raise
     return RunResult(has_result, value, engine.denials, time.monotonic() - started, loop)
 
 

@@ -12,7 +12,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from hugind.errors import ExitCode, HugindError
+from hugind import run_hints
+from hugind.errors import ExitCode, HugindError, strict_failure
 
 
 @dataclass
@@ -116,6 +117,7 @@ def run_command(a: RunArgs) -> int:
         options.observers.append(EventsTo(NdjsonSink(sys.stdout)))
         options.stdout = options.stderr  # the agent's prints must not corrupt the event stream
     recorder = None
+    loaded = None
     try:
         loaded = load_agent(a.agent)
         if a.strict:
@@ -145,13 +147,20 @@ def run_command(a: RunArgs) -> int:
         if a.learn is not None:
             finish_learning(collector, a.learn, loaded, options)
     except HugindError as err:
+        from hugind import ctrl_c
+
+        if ctrl_c.seen():  # the run stopped because of Ctrl-C (ctrl_c.py): ended as any Ctrl-C
+            raise KeyboardInterrupt from None
         code = fail(err)
-        print_hints(hints.lines)
-        print_hints(getattr(err, "resume_hint", None))
+        verdict = strict_failure(err) if a.strict else None
+        if verdict is not None:  # the run's own error is said first, then why it exits 3
+            code = fail(verdict)
+        print_hints(run_hints.denials(hints.lines, loaded))
+        print_hints(run_hints.resume(getattr(err, "resume_hint", None), a.agent))
         if recorder is not None:
             from hugind.replay.command import end_recording
 
-            end_recording(recorder, err.exit_code, err)
+            end_recording(recorder, code, err)
         return code
     if result.has_result and not (a.json_events and result.loop is not None):
         try:
@@ -169,7 +178,7 @@ def run_command(a: RunArgs) -> int:
         end_recording(recorder, verdict.exit_code if verdict else ExitCode.OK, verdict, result)
     if verdict is not None:
         code = fail(verdict)
-        print_hints(hints.lines)
+        print_hints(run_hints.denials(hints.lines, loaded))
         return code
-    print_hints(hints.lines)
+    print_hints(run_hints.denials(hints.lines, loaded))
     return ExitCode.OK

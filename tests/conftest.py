@@ -29,6 +29,8 @@ def _suite_warm_servers():
     are: the whole suite checks that a warm run behaves as a cold one. The suite keeps its
     servers apart from any other (a key of its own), and ends them when it ends."""
     key = f"pytest-{os.getpid()}"
+    # A run not at a terminal starts no server unless asked (hugind/warm/spawn.py): the suite asks.
+    os.environ.setdefault("HUGIND_WARM", "1")
     os.environ.setdefault("HUGIND_WARM_KEY", key)
     os.environ.setdefault("HUGIND_WARM_IDLE", "60")
     yield

@@ -152,6 +152,11 @@ def resolve_backend(
     env = os.environ if env is None else env
     path = Path(config_path).expanduser() if config_path else default_config_path(env)
     if spec is None:
+        if not path.is_file():  # nothing given anywhere: say how to give one, the flag first
+            raise BackendConfigError(
+                "no LLM backend given: pass --backend URL (and --model NAME), set HUGIND_BACKEND, "
+                f"or name a default_backend in {path} (there is no config file there)"
+            )
         backends, default = _load(path, required=True)
         name = default or (next(iter(backends)) if len(backends) == 1 else None)
         if name is None:

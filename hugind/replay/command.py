@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from hugind.denial_hints import DenialHints
-from hugind.errors import ExitCode, HugindError, RecordInvalid, ReplayDiverged, StrictDenials, UsageError
+from hugind.errors import (
+    ExitCode,
+    HugindError,
+    RecordInvalid,
+    ReplayDiverged,
+    StrictDenials,
+    UsageError,
+    strict_failure,
+)
 from hugind.manifest import Agent
 from hugind.replay.observer import Taping
 from hugind.replay.reader import Record
@@ -109,8 +117,11 @@ def replay(
         for warning in player.warnings:
             sys.stderr.write(f"hugind: warning: {warning}\n")
         sys.stderr.write(f"hugind: error: {err.message}\n")
+        verdict = strict_failure(err) if options.strict else None
+        if verdict is not None:
+            sys.stderr.write(f"hugind: error: {verdict.message}\n")
         _hints(hints.lines)
-        return _same_end(record, err.exit_code)
+        return _same_end(record, verdict.exit_code if verdict is not None else err.exit_code)
     for warning in player.warnings:
         sys.stderr.write(f"hugind: warning: {warning}\n")
     if result.has_result and not (json_events and result.loop is not None):

@@ -43,7 +43,9 @@ def read_record(path: Path) -> Record:
         raise RecordInvalid(f"{name} is empty: not a hugind record")
     if not data.endswith(b"\n"):
         count = data.count(b"\n")
-        raise RecordInvalid(f"{name} is truncated: line {count} is cut short (the file does not end with a newline)")
+        raise RecordInvalid(
+            f"{name} is truncated: line {count + 1} is cut short (the file does not end with a newline)"
+        )
     lines = data[:-1].split(b"\n")
     prev = GENESIS
     parsed: list[dict[str, Any]] = []
@@ -51,9 +53,9 @@ def read_record(path: Path) -> Record:
         try:
             obj = json.loads(line)
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
-            raise RecordInvalid(f"{name}: line {seq} is not valid JSON (the record is damaged)") from None
+            raise RecordInvalid(f"{name}: line {seq + 1} is not valid JSON (the record is damaged)") from None
         if not isinstance(obj, dict):
-            raise RecordInvalid(f"{name}: line {seq} is not a JSON object (the record is damaged)")
+            raise RecordInvalid(f"{name}: line {seq + 1} is not a JSON object (the record is damaged)")
         if seq == 0 and (obj.get("magic") != MAGIC):
             raise RecordInvalid(f"{name} is not a hugind record (no '{MAGIC}' header)")
         if seq == 0 and obj.get("format") != FORMAT_VERSION:
@@ -61,14 +63,16 @@ def read_record(path: Path) -> Record:
                 f"{name}: record format {obj.get('format')!r} is not supported (this hugind reads {FORMAT_VERSION})"
             )
         if obj.get("seq") != seq:
-            raise RecordInvalid(f"{name}: line {seq} says it is line {obj.get('seq')!r} (lines removed or reordered)")
+            raise RecordInvalid(
+                f"{name}: line {seq + 1} holds seq {obj.get('seq')!r}, not {seq} (lines removed or reordered)"
+            )
         if obj.get("prev") != prev:
             raise RecordInvalid(
-                f"{name}: line {seq} does not follow line {seq - 1} (hash chain broken: the record was edited)"
+                f"{name}: line {seq + 1} does not follow line {seq} (hash chain broken: the record was edited)"
             )
         check_line(obj, seq, name)
         if parsed and parsed[-1].get("k") == END:
-            raise RecordInvalid(f"{name}: line {seq} comes after the closing line (the record was edited)")
+            raise RecordInvalid(f"{name}: line {seq + 1} comes after the closing line (the record was edited)")
         prev = line_hash(line)
         parsed.append(obj)
     record = Record(path, parsed[0], digest="sha256:" + hashlib.sha256(data).hexdigest())

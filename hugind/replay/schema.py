@@ -162,19 +162,19 @@ def check_line(obj: dict[str, Any], seq: int, name: str) -> None:
     else:
         kind = obj.get("k")
         if not isinstance(kind, str) or kind not in EVENTS:
-            raise RecordInvalid(f"{name}: line {seq} has an unknown event kind {_shown(kind)}")
+            raise RecordInvalid(f"{name}: line {seq + 1} has an unknown event kind {_shown(kind)}")
         checks, required = EVENTS[kind]
     for key in required:
         if key not in obj:
-            raise RecordInvalid(f"{name}: line {seq} lacks '{key}'")
+            raise RecordInvalid(f"{name}: line {seq + 1} lacks '{key}'")
     for key, check in checks.items():
         if key in obj and not check(obj[key]):
-            raise RecordInvalid(f"{name}: line {seq}: '{key}' holds {_shown(obj[key])}, which replay cannot use")
+            raise RecordInvalid(f"{name}: line {seq + 1}: '{key}' holds {_shown(obj[key])}, which replay cannot use")
     kind = obj.get("k")
     if seq and kind == RANDOM and len(obj["hex"]) != 2 * obj["n"]:
-        raise RecordInvalid(f"{name}: line {seq}: 'hex' does not hold 'n' random bytes")
+        raise RecordInvalid(f"{name}: line {seq + 1}: 'hex' does not hold 'n' random bytes")
     if seq and kind == CHAT and ("result" in obj) == ("error" in obj):
-        raise RecordInvalid(f"{name}: line {seq}: an LLM answer holds either 'result' or 'error'")
+        raise RecordInvalid(f"{name}: line {seq + 1}: an LLM answer holds either 'result' or 'error'")
 
 
 def _shown(value: Any) -> str:

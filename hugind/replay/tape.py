@@ -114,7 +114,9 @@ class Player:
             elif kind == AUDIT:
                 self._audit.append(event)
             elif kind != END:
-                raise RecordInvalid(f"{record.path}: line {event.get('seq')} has an unknown event kind {kind!r}")
+                raise RecordInvalid(
+                    f"{record.path}: line {event.get('seq', -1) + 1} has an unknown event kind {kind!r}"
+                )
 
     # ---- audit ------------------------------------------------------------------
 
@@ -139,7 +141,7 @@ class Player:
             )
         last = self.record.events[-1]["seq"] if self.record.events else 0
         return RecordInvalid(
-            f"the record is incomplete (the recorded run did not finish): it ends at line {last}, "
+            f"the record is incomplete (the recorded run did not finish): it ends at line {last + 1}, "
             f"and the agent went on to ask {asked}"
         )
 

@@ -147,6 +147,14 @@ def _after_fork_in_child() -> None:
 os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
+def interrupt_all(reason: str) -> None:
+    """Stop every guest of this process at its next epoch check (Ctrl-C: hugind/ctrl_c.py).
+    Safe from any thread: ``interrupt`` takes the guest's store lock."""
+    for guest in list(_guests):
+        with contextlib.suppress(Exception):  # one released meanwhile must not spare the rest
+            guest.interrupt(reason)
+
+
 def outstanding() -> tuple[int, int]:
     """(stores alive, callbacks of dropped stores not yet released): for tests."""
     with _cond:

@@ -4,9 +4,10 @@ Imported before anything else by the ``hugind`` executable, so it uses only
 built-in modules: the point is to spend nothing that the server already spent.
 ``attempt`` returns the run's exit status, or None whenever the command should
 run in this process instead: warm start off, no server yet (one is started for
-the next run), a refusal of either side, anything unexpected before the child
-exists. Once the server says the child started, the run is the child's: this
-process only forwards signals and waits for its end, and never falls back.
+the next run when the run is interactive: spawn.should_start), a refusal of
+either side, anything unexpected before the child exists. Once the server
+says the child started, the run is the child's: this process only forwards
+signals and waits for its end, and never falls back.
 """
 
 import _signal
@@ -60,16 +61,20 @@ def attempt(argv: list[str]) -> int | None:
         return None
     import hugind
 
-    key = warm_key.compute(os.path.dirname(hugind.__file__))
+    package_dir = os.path.dirname(hugind.__file__)
+    key = warm_key.compute(package_dir)
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET | _socket.SOCK_CLOEXEC)
     try:
         try:
             sock.connect(warm_key.address(key))
         except (ConnectionRefusedError, FileNotFoundError):
-            from hugind.warm.spawn import start_server
+            from hugind.warm.spawn import should_start, start_server
 
+            if not should_start(os.environ, os.isatty(0) or os.isatty(2)):
+                _trace("no server: this run is cold, and starts none (not at a terminal, or CI is set)")
+                return None
             _trace("no server: this run is cold, and starts one")
-            start_server(key)
+            start_server(key, package_dir)
             return None
         except OSError as err:
             _trace(f"cold: cannot connect ({err})")

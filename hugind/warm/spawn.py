@@ -1,6 +1,7 @@
 """Starting a warm server for the runs to come, from a run that found none.
 
-The server is detached (a session of its own, standard streams on
+A run starts one only when someone is likely to run again soon: at a
+terminal, not under ``CI`` (``should_start``). The server is detached (a session of its own, standard streams on
 ``/dev/null``, working directory ``/``) and does not outlive its idle time.
 It gets the interpreter, flags and ``sys.path`` of the client, so that it
 computes the same key and imports the same code, and of the environment only
@@ -23,7 +24,23 @@ _BOOT = (
 )
 
 
-def start_server(key: str) -> None:
+ON_VALUES = ("1", "on", "yes", "true")
+
+
+def should_start(environ: dict[str, str] | os._Environ[str], interactive: bool) -> bool:
+    """Whether a run that found no server starts one. A server outlives the run that
+    started it, which someone at a terminal wants (their next runs start faster) and a CI
+    job or a script does not (a process left behind): so only when the run is
+    ``interactive`` (stdin or stderr a terminal) and ``CI`` is not set, or when
+    ``HUGIND_WARM=1`` asks for one."""
+    if environ.get("HUGIND_WARM", "").strip().lower() in ON_VALUES:
+        return True
+    if environ.get("CI", "").strip():
+        return False
+    return interactive
+
+
+def start_server(key: str, package_dir: str) -> None:
     """Start a server for ``key`` in the background; any failure only means no warm start."""
     import json
     import signal
@@ -34,7 +51,9 @@ def start_server(key: str) -> None:
         if name in os.environ:
             env[name] = os.environ[name]
     env["HUGIND_WARM_SYS_PATH"] = json.dumps(sys.path)
-    argv = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", _BOOT, key]
+    # The package directory is not used by the server: it names the install in its command
+    # line, for `hugind warm` to tell this install's servers from others' (control.py).
+    argv = [sys.executable, *subprocess._args_from_interpreter_flags(), "-c", _BOOT, key, package_dir]
     null = [(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0) for fd in (0, 1, 2)]
     log = os.environ.get("HUGIND_WARM_LOG")  # the server's own errors, for whoever debugs it
     if log:

@@ -32,6 +32,8 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -231,8 +233,19 @@ def _compile(zig: list[str], src: Path, obj: Path, include: list[Path], defines:
         raise BuildError(f"compiling {src.name} failed:\n{proc.stderr[-4000:]}")
 
 
-def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False) -> Path:
-    """Build (or reuse) the engine and place it in ``out_dir``; returns its path."""
+def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False, progress: Callable[[str], None] | None = None) -> Path:
+    """Build (or reuse) the engine and place it in ``out_dir``; returns its path.
+
+    Progress lines go to ``progress`` when given (hatch_build.py: the user's terminal),
+    else to stderr with ``verbose``."""
+
+    def tell(line: str) -> None:
+        if progress is not None:
+            progress(line)
+        elif verbose:
+            print(f"hugind: {line}", file=sys.stderr)
+
+    started = time.monotonic()
     out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="hugind-build-") as tmp_name:
         tmp = Path(tmp_name)
@@ -252,7 +265,7 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False) -> Path:
         cached = _cache_dir() / f"{key}.wasm"
         cached_standalone = _cache_dir() / f"{key}-standalone.wasm"
         if cached.is_file() and cached_standalone.is_file():
-            _install(cached, cached_standalone, out_dir, key, verbose, "cached")
+            _install(cached, cached_standalone, out_dir, key, tell, "cached (built before from the same sources)")
             return target
 
         write_prelude_header(prelude, tmp / "prelude.h")
@@ -264,10 +277,17 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False) -> Path:
         jobs.append((HERE / "shim.c", tmp / "shim.o", ()))
         jobs.append((HERE / "shim.c", tmp / "shim-standalone.o", ("-DHUGIND_STANDALONE",)))
         include = [sources, tmp]
-        if verbose:
-            print(f"hugind: compiling the JS engine ({len(jobs)} units) with zig ...", file=sys.stderr)
+        tell(f"compiling the JS engine ({len(jobs)} units) with zig ...")
+        done = []
+
+        def compile_one(job: tuple[Path, Path, tuple[str, ...]]) -> None:
+            _compile(zig, job[0], job[1], include, job[2])
+            done.append(job[1].name)  # list.append is atomic: the pool's threads share it
+            tell(f"compiled {job[1].stem}.c ({len(done)}/{len(jobs)}, {time.monotonic() - started:.0f} s so far)")
+
         with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
-            list(pool.map(lambda job: _compile(zig, job[0], job[1], include, job[2]), jobs))
+            list(pool.map(compile_one, jobs))
+        tell("linking the engine and its standalone variant")
         quickjs = [str(obj) for _, obj, _ in jobs[: len(QUICKJS_SOURCES)]]
         linked = _link(zig, [*quickjs, str(tmp / "shim.o")], tmp / ENGINE_NAME)
         linked_standalone = _link(zig, [*quickjs, str(tmp / "shim-standalone.o")], tmp / STANDALONE_NAME)
@@ -278,7 +298,7 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False) -> Path:
                 os.replace(dst.with_suffix(".tmp"), dst)
             except OSError:
                 pass
-        _install(linked, linked_standalone, out_dir, key, verbose, "built")
+        _install(linked, linked_standalone, out_dir, key, tell, f"built in {time.monotonic() - started:.0f} s")
         return target
 
 
@@ -290,7 +310,7 @@ def _link(zig: list[str], objs: list[str], out: Path) -> Path:
     return out
 
 
-def _install(engine: Path, standalone: Path, out_dir: Path, key: str, verbose: bool, how: str) -> None:
+def _install(engine: Path, standalone: Path, out_dir: Path, key: str, tell: Callable[[str], None], how: str) -> None:
     for src, name in ((standalone, STANDALONE_NAME), (engine, ENGINE_NAME)):
         target = out_dir / name
         tmp = target.with_suffix(".tmp")
@@ -308,10 +328,9 @@ def _install(engine: Path, standalone: Path, out_dir: Path, key: str, verbose: b
         "standalone_sha256": _sha256((out_dir / STANDALONE_NAME).read_bytes()),
     }
     (out_dir / "BUILD_INFO.json").write_text(json.dumps(info, indent=2) + "\n")
-    if verbose:
-        for name in (ENGINE_NAME, STANDALONE_NAME):
-            target = out_dir / name
-            print(f"hugind: JS engine {how}: {target} ({target.stat().st_size} bytes)", file=sys.stderr)
+    for name in (ENGINE_NAME, STANDALONE_NAME):
+        target = out_dir / name
+        tell(f"JS engine {how}: {target} ({target.stat().st_size} bytes)")
 
 
 def main() -> int:

@@ -13,7 +13,9 @@ from tests.team.helpers import task, write_workflow
 from tests.team.test_runner import ECHO
 
 # Runs the real CLI in a process where `import ray` fails, as without the extra.
-NO_RAY = "import sys; sys.modules['ray'] = None; from hugind.cli import main; sys.argv[0] = 'hugind'; main()"
+NO_RAY = (
+    "import sys; sys.modules['ray'] = None; from hugind.entry import main_here as main; sys.argv[0] = 'hugind'; main()"
+)
 
 
 def test_without_ray_installed_ray_is_a_one_line_usage_error(tmp_path):

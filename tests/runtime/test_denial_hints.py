@@ -34,15 +34,23 @@ def test_the_hint_follows_the_error_line_of_a_failed_run(tmp_path):
     assert res.code == 1
     lines = res.stderr.splitlines()
     assert lines[0].startswith("hugind: error: PermissionDenied: filesystem: read_text '/etc/hostname' denied")
-    hint = lines.index("hugind: the policy denied 1 request; to allow, edit agent.yaml:")
+    # A bare file has no agent.yaml to edit: the hint says how to make one (issue 28).
+    hint = lines.index(
+        "hugind: the policy denied 1 request; fails.js runs without an agent.yaml, so every capability is denied."
+    )
     assert all(line.startswith("    at ") for line in lines[1:hint])  # the error's JS stack, then the hint
-    assert lines[hint + 1].startswith('hugind:   filesystem.mode "/etc/hostname": ')
-    assert len(lines) == hint + 2
+    assert "`hugind init DIR`" in lines[hint + 1]
+    assert "`name: fails` and `entry_point: fails.js`" in lines[hint + 2]
+    assert lines[hint + 3].endswith("then add to agent.yaml:")
+    assert lines[hint + 4].startswith('hugind:   filesystem.mode "/etc/hostname": ')
+    assert len(lines) == hint + 5
 
 
 def test_denials_get_one_hint_block_on_stderr_only(tmp_path):
-    agent = tmp_path / "probe.js"
-    agent.write_text(PROBE)
+    agent = tmp_path / "probe"  # a folder with the least agent.yaml: the hint says to edit it
+    agent.mkdir()
+    (agent / "probe.js").write_text(PROBE)
+    (agent / "agent.yaml").write_text("name: probe\nentry_point: probe.js\n")
     res = run_cli("run", str(agent))
     assert res.code == 0, res.stderr
     seen = json.loads(res.stdout)

@@ -204,7 +204,8 @@ def test_a_failed_run_says_how_to_resume_it_and_resumes(cli, make_agent, home):
     assert failed.code == ExitCode.BACKEND
     error_line, hint = failed.stderr.strip().splitlines()
     assert error_line.startswith("hugind: error: ") and "HTTP 400" in error_line
-    assert hint == f"hugind: session {session_id} is saved; continue it with: hugind run AGENT --resume {session_id}"
+    # the path that was run, not a placeholder (issue 28)
+    assert hint == f"hugind: session {session_id} is saved; continue it with: hugind run {agent} --resume {session_id}"
     assert resumed.code == 0, resumed.stderr
     assert json.loads(resumed.stdout) == "ok"
     assert reqs[2].body["messages"] == reqs[1].body["messages"]

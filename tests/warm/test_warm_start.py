@@ -61,7 +61,8 @@ def warm(tmp_path: Path):
     """Run ``hugind`` with a warm key of this test's own; end its servers afterwards."""
     key = f"test-{uuid.uuid4().hex[:12]}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("HUGIND_WARM")}
-    env.update(HUGIND_WARM_KEY=key, HUGIND_WARM_TRACE="1", HUGIND_WARM_IDLE="30")
+    # HUGIND_WARM=1: these runs are not at a terminal, and must start a server all the same.
+    env.update(HUGIND_WARM="1", HUGIND_WARM_KEY=key, HUGIND_WARM_TRACE="1", HUGIND_WARM_IDLE="30")
 
     class Warm:
         def __init__(self) -> None:
