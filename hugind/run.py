@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from hugind.backends import LlmService, choose_backend, preview_backend, session_meta
 from hugind.confine.network import ChildNetwork
-from hugind.errors import AgentFailed, BackendError, EnvMissingError, PermissionDenied, StrictDenials
+from hugind.errors import AgentFailed, BackendError, EnvMissingError, HugindError, PermissionDenied, StrictDenials
 from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
 from hugind.observer import LoopMcp, McpHubs, RunEnd, RunObserver, RunStart, TeamMember
