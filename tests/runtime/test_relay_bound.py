@@ -77,7 +77,7 @@ def test_2000_kept_runs_that_wait_in_wasi_hold_steady(tmp_path):
 
 def test_a_store_that_made_more_relays_than_the_bound_is_not_kept(tmp_path):
     report = _loop(tmp_path, 210, bound="0")  # every store made one: none may be kept
-    (early, late) = report["marks"]
+    _early, late = report["marks"]
     assert late["kept"] == 0
     assert report["taken"] == 0
     assert late["relays"] == 210  # a fresh store, so a fresh relay, every run
