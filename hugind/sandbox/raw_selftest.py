@@ -116,6 +116,7 @@ def _run() -> None:
     _check_failure(lambda: call("two", 13, 0), sentinel)
     _check_failure_on_thread(lambda: call("two", 13, 1), sentinel)
     _check_exports(store, instance, export)
+    _check_store_ids(engine, linker, module, store, instance, export)
 
 
 def _func(
@@ -150,6 +151,24 @@ def _check_failure_on_thread(call: object, sentinel: BaseException) -> None:
     if errors:
         raise errors[0]
     _expect("this thread's failure after another thread's", raw_import.take_failure(), None)
+
+
+def _check_store_ids(
+    engine: wasmtime.Engine,
+    linker: wasmtime.Linker,
+    module: wasmtime.Module,
+    store: wasmtime.Store,
+    instance: wasmtime.Instance,
+    export: object,
+) -> None:
+    """wasi_relay.py tells stores apart by the id a memory carries: it must be the store's."""
+    memory = wasmtime.Memory._from_raw(export("memory", "memory").of.memory)  # type: ignore[operator]
+    mine = memory._memory._anon_1.store_id
+    _expect("a memory's store id", mine, instance._instance.store_id)
+    other_store = wasmtime.Store(engine)
+    other = linker.instantiate(other_store, module)
+    if not mine or other._instance.store_id in (0, mine):
+        raise SelfTestFailed("two stores do not have two store ids")
 
 
 def _check_exports(store: wasmtime.Store, instance: wasmtime.Instance, export: object) -> None:
