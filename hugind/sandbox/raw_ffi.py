@@ -24,10 +24,11 @@ through the same private bindings: on the public path nothing is kept.
 from __future__ import annotations
 
 import ctypes
-import hashlib
 import os
 import sys
 import threading
+
+from hugind.sha256 import sha256
 
 ENV = "HUGIND_RAW_FFI"
 
@@ -154,7 +155,7 @@ def signatures() -> dict[str, str]:
 
 
 def _digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    return sha256(text.encode()).hexdigest()[:16]
 
 
 def _describe_function(restype: object, argtypes: object) -> str:

@@ -49,6 +49,9 @@ export default async (input) => {
 THROWS_JS = """
 export default () => { console.log("about to fail"); throw new Error("the agent gave up"); };
 """
+# A blocking host call that outlives the run: the import raises the deadline (raw path:
+# a trap and take_failure; public path: wasmtime-py re-raises the handler's exception).
+LATE_JS = 'export default () => ask_llm("late: answer after the deadline");'
 STDIN_JS = "export default () => { const b = new Uint8Array(16); return {read: Javy.IO.readSync(0, b)}; };"
 AGENTIC_JS = """
 set_system_prompt("differential");
@@ -127,6 +130,7 @@ def make_cases(root: Path, wasm_files: Path | None, backend: str) -> list[dict[s
         {"agent.wasm": wasmtime.wat2wasm(_WAT_COMMAND)},
         {"name": "wat-command", "mode": "script", "entry_point": "agent.wasm"},
     )
+    late = _agent(root / "late", {"main.js": LATE_JS}, {"name": "late", **script})
     agentic = _agent(
         root / "agentic",
         {"main.js": AGENTIC_JS},
@@ -139,6 +143,7 @@ def make_cases(root: Path, wasm_files: Path | None, backend: str) -> list[dict[s
         {"name": "js-stdin", "agent": str(stdin)},
         {"name": "wat-command-exit-3", "agent": str(command)},
         {"name": "agentic-tool", "agent": str(agentic), "args": ["go"], "backend": backend},
+        {"name": "js-llm-past-deadline", "agent": str(late), "backend": backend, "timeout": 0.5},
     ]
     if wasm_files is not None:
         built = root / "wasm-files"
@@ -154,6 +159,8 @@ def make_cases(root: Path, wasm_files: Path | None, backend: str) -> list[dict[s
 def chat_step(request: Any) -> Reply:
     """The model's answer, decided from the conversation alone (the same for every path)."""
     last = request.messages[-1] if request.messages else {}
+    if "late:" in str(last.get("content")):
+        return Reply("too late", delay=0.9)
     if last.get("role") == "tool":
         return Reply("done: " + str(last.get("content")))
     return Reply(tool_calls=[tool_call("echo", {"a": "xyz"}, id="call_fixed")])

@@ -10,7 +10,7 @@ the later ones start on a kept instance.
 
     python -m tests.differential.driver SPEC.json > RESULT.json
 
-SPEC: ``{"repeat": N, "audit_dir": DIR, "cases": [{"name", "agent", "args", "backend"}]}``.
+SPEC: ``{"repeat": N, "audit_dir": DIR, "cases": [{"name", "agent", "args", "backend", "timeout"}]}``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,11 @@ def run_once(case: dict[str, Any], audit: Path) -> dict[str, Any]:
     try:
         code: Any = run_command(
             RunArgs(
-                agent=Path(case["agent"]), args=list(case.get("args", [])), audit=audit, backend=case.get("backend")
+                agent=Path(case["agent"]),
+                args=list(case.get("args", [])),
+                audit=audit,
+                backend=case.get("backend"),
+                timeout=case.get("timeout"),
             )
         )
     except SystemExit as stop:

@@ -35,6 +35,8 @@ def test_the_runs_really_took_the_paths_compared(drive, cases):
     assert first["js-throws"]["code"] == 1 and "the agent gave up" in first["js-throws"]["stderr"]
     assert first["wat-command-exit-3"]["stdout"].startswith("out: raw agent\n")
     assert "status 3" in first["wat-command-exit-3"]["stderr"]
+    late = first["js-llm-past-deadline"]
+    assert late["code"] == 4 and "deadline" in late["stderr"], late
     agentic = first["agentic-tool"]["stdout"]
     assert agentic.startswith('"done: echoed ') and "xyz" in agentic, agentic
 

@@ -38,6 +38,8 @@ def _run(env: dict[str, str], case: dict, audit: Path, **extra: str) -> subproce
     argv = [sys.executable, "-m", "hugind", "run", case["agent"], "--audit", str(audit)]
     if case.get("backend"):
         argv += ["--backend", case["backend"]]
+    if case.get("timeout"):
+        argv += ["--timeout", str(case["timeout"])]
     argv += ["--", *case.get("args", [])]
     return subprocess.run(
         argv, stdin=subprocess.DEVNULL, capture_output=True, env={**env, **extra}, cwd=REPO, timeout=120
