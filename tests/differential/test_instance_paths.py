@@ -26,7 +26,9 @@ def test_the_runs_really_took_the_paths_compared(drive, cases):
     kept, fresh, public = drive("kept"), drive("fresh", HUGIND_RECYCLE="0"), drive("public", HUGIND_RAW_FFI="0")
     js_runs = sum(1 for case in cases if "wat" not in case["name"] and "wasm" not in case["name"]) * 4
     assert kept["raw"] and fresh["raw"] and not public["raw"]
-    assert kept["kept_runs"] >= js_runs - 2  # all but the first two JS runs of the process
+    # Most JS runs started on a kept instance (not the process's first two, nor one after
+    # runs that were stopped, whose instances are dropped).
+    assert kept["kept_runs"] >= js_runs * 2 // 3, (kept["kept_runs"], js_runs)
     assert fresh["kept_runs"] == 0 and public["kept_runs"] == 0
     # Sanity: the agents did what they were written to do (a broken set-up compares nothing).
     first = {case: runs[0] for case, runs in kept["runs"].items()}
