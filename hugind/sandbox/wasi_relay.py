@@ -129,6 +129,8 @@ def store_id(memory: wasmtime.Memory) -> int | None:
 
 
 def _caller_store(caller: wasmtime.Caller) -> int | None:
+    if not isinstance(caller, wasmtime.Caller):
+        return None  # a relay asked for outside a guest's call: made anew, as before
     memory = caller.get("memory")
     return store_id(memory) if isinstance(memory, wasmtime.Memory) else None
 
