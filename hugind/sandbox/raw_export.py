@@ -11,6 +11,10 @@ whose parameters and results are all ``i32`` through
 because the types were checked against the module itself; an export of any
 other signature goes through ``Func.__call__`` as before.
 
+When raw_ffi.py finds wasmtime's private bindings changed (or
+``HUGIND_RAW_FFI=0``), exports are looked up through ``Instance.exports`` and
+called through ``Func.__call__``: the same values, more slowly.
+
 Errors surface exactly as from ``Func.__call__``: a Python exception raised
 by a host function defined through wasmtime-py's trampoline (wasi_guard.py)
 is re-raised as itself, then a WASI exit as ``wasmtime.ExitTrap``, a trap as
@@ -27,6 +31,8 @@ from dataclasses import dataclass
 import wasmtime
 from wasmtime import _ffi as ffi
 from wasmtime import _func as wasmtime_func
+
+from hugind.sandbox import raw_ffi
 
 
 @dataclass(frozen=True)
@@ -76,7 +82,8 @@ def export_table(module: wasmtime.Module) -> ExportTable:
 
 
 def export_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> ffi.wasmtime_extern_t:
-    """The instance's export number ``index`` (raw; the caller knows its kind from the table)."""
+    """The instance's export number ``index`` (raw; the caller knows its kind from the table).
+    The raw path only: the ``*_at`` functions below choose."""
     item = ffi.wasmtime_extern_t()
     name_ptr = ctypes.POINTER(ctypes.c_char)()
     name_len = ctypes.c_size_t(0)
@@ -93,19 +100,41 @@ def export_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) ->
     return item
 
 
+def _public_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int, kind: type) -> object | None:
+    """Export number ``index`` through the public API; None on the raw path."""
+    if raw_ffi.enabled():
+        return None
+    item = instance.exports(store).by_index[index]
+    if not isinstance(item, kind):
+        raise wasmtime.WasmtimeError(f"export number {index} is not a {kind.__name__}")
+    return item
+
+
 def memory_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> wasmtime.Memory:
+    public = _public_at(store, instance, index, wasmtime.Memory)
+    if public is not None:
+        return public  # type: ignore[return-value]
     return wasmtime.Memory._from_raw(export_at(store, instance, index).of.memory)
 
 
 def func_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> wasmtime.Func:
+    public = _public_at(store, instance, index, wasmtime.Func)
+    if public is not None:
+        return public  # type: ignore[return-value]
     return wasmtime.Func._from_raw(export_at(store, instance, index).of.func)
 
 
 def global_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> wasmtime.Global:
+    public = _public_at(store, instance, index, wasmtime.Global)
+    if public is not None:
+        return public  # type: ignore[return-value]
     return wasmtime.Global._from_raw(export_at(store, instance, index).of.global_)
 
 
 def table_at(store: wasmtime.Store, instance: wasmtime.Instance, index: int) -> wasmtime.Table:
+    public = _public_at(store, instance, index, wasmtime.Table)
+    if public is not None:
+        return public  # type: ignore[return-value]
     return wasmtime.Table._from_raw(export_at(store, instance, index).of.table)
 
 
@@ -113,8 +142,14 @@ def call(store: wasmtime.Store, func: wasmtime.Func, sig: ExportSig, args: tuple
     """Call ``func`` (whose signature ``sig`` says is all-i32) with ``args``."""
     if not sig.raw:
         return func(store, *args)
-    if len(args) != sig.nparams:
+    if len(args) != sig.nparams:  # said the same way on both paths
         raise wasmtime.WasmtimeError(f"the export takes {sig.nparams} parameters, {len(args)} given")
+    if not raw_ffi.enabled():
+        return func(store, *args)
+    return _call_raw(store, func, sig, args)
+
+
+def _call_raw(store: wasmtime.Store, func: wasmtime.Func, sig: ExportSig, args: tuple[int, ...]) -> int | None:
     values = (ffi.wasmtime_val_raw_t * max(sig.nparams, sig.nresults, 1))()
     for i, value in enumerate(args):
         values[i].i32 = value

@@ -13,8 +13,12 @@ as with the ordinary trampoline) and is kept for this thread; the code that
 entered the guest calls ``take_failure()`` when the call ends in a trap and
 re-raises the original exception (a ``LimitExceeded``, say).
 
-This uses wasmtime-py's ``_ffi`` bindings (the C API is stable; the package
-is pinned to one major version in pyproject.toml).
+This uses wasmtime-py's private ``_ffi`` bindings: raw_ffi.py checks them
+once per process, and when they are not what hugind expects (or
+``HUGIND_RAW_FFI=0``), every import is defined through wasmtime-py's public
+``Linker.define_func`` instead, with the same arguments, results and errors
+(an exception a handler raises then reaches the code that entered the guest
+as itself, re-raised by wasmtime-py, rather than through ``take_failure``).
 """
 
 from __future__ import annotations
@@ -25,6 +29,8 @@ from collections.abc import Callable
 
 import wasmtime
 from wasmtime import _ffi as ffi
+
+from hugind.sandbox import raw_ffi
 
 # handler(caller, *i32 args) -> i32
 RawHandler = Callable[..., int]
@@ -62,7 +68,32 @@ def define(
     it reads every slot as an i32, the low half of a wider value)."""
     i32 = wasmtime.ValType.i32()
     functype = wasmtime.FuncType(params or [i32] * nparams, [i32])
+    if raw_ffi.enabled():
+        _define_raw(linker, module, name, nparams, handler, functype)
+    else:
+        _define_public(linker, module, name, handler, functype)
 
+
+def _i32(value: int) -> int:
+    """``value``'s low 32 bits as a signed i32: what the raw path reads out of a value slot."""
+    return ((value & 0xFFFFFFFF) ^ 0x80000000) - 0x80000000
+
+
+def _define_public(
+    linker: wasmtime.Linker, module: str, name: str, handler: RawHandler, functype: wasmtime.FuncType
+) -> None:
+    """The same import through wasmtime-py's typed trampoline: every argument as the raw
+    path reads it (an i64's low half), the result stored as an i32 slot would store it."""
+
+    def callback(caller: wasmtime.Caller, *args: int) -> int:
+        return _i32(handler(caller, *(_i32(a) for a in args)))
+
+    linker.define_func(module, name, functype, callback, access_caller=True)
+
+
+def _define_raw(
+    linker: wasmtime.Linker, module: str, name: str, nparams: int, handler: RawHandler, functype: wasmtime.FuncType
+) -> None:
     def callback(_env: object, caller_ptr: object, values: ctypes.Array, _count: int) -> int:
         caller = wasmtime.Caller(caller_ptr)  # type: ignore[arg-type]
         try:
@@ -106,6 +137,12 @@ def call_i32(caller: wasmtime.Caller, func: wasmtime.Func, *args: int) -> int:
     ``Func.__call__`` re-reads and boxes the function type on every call,
     ~0.1 ms, which a guest reading stdin a byte at a time pays per byte.
     Raises ``wasmtime.Trap`` or ``wasmtime.WasmtimeError`` as ``Func.__call__`` does."""
+    if not raw_ffi.enabled():
+        return func(caller, *args)
+    return _call_i32_raw(caller, func, *args)
+
+
+def _call_i32_raw(caller: wasmtime.Caller | wasmtime.Store, func: wasmtime.Func, *args: int) -> int:
     values = (ffi.wasmtime_val_raw_t * max(len(args), 1))()
     for i, value in enumerate(args):
         values[i].i32 = value

@@ -26,6 +26,10 @@ What "exactly as fresh" covers, all the state wasm code can observe:
   snapshot is made; js_snapshot.py).
 * WASI: the run's context (its stdio callbacks, argv, env, preopened
   directories, open files) is dropped at once; the next run sets its own.
+  The relay instances the WASI guard and the clock made in the store
+  (wasi_relay.py) are handed to the next run with their memory zeroed, so a
+  store holds a bounded number of them; one that has made more than
+  ``wasi_relay.MAX_PER_STORE`` is not kept.
 
 Only modules registered with ``allow`` are kept: the JS engine's snapshot,
 hugind's own code built from pinned sources. An agent's own ``.wasm`` is
@@ -38,7 +42,8 @@ The first run of a module in a process is never kept: a one-shot ``hugind
 run`` must not pay for a reset and a never-run instance it will not use. From
 the second on, up to ``MAX_KEPT`` instances per module wait, each holding the
 private pages its runs wrote (~0.25 MiB for a trivial agent). ``HUGIND_RECYCLE=0``
-keeps none: every run then gets a fresh instance.
+keeps none: every run then gets a fresh instance; so does wasmtime-py's public
+path (raw_ffi.py), since the reset sets globals through the private bindings.
 """
 
 from __future__ import annotations
@@ -54,7 +59,7 @@ from typing import Any
 import wasmtime
 from wasmtime import _ffi as ffi
 
-from hugind.sandbox import raw_export
+from hugind.sandbox import raw_export, raw_ffi, wasi_relay
 from hugind.sandbox.private_pages import private_runs
 from hugind.wasm.snapshot import RESERVED_PREFIX, is_state_export
 
@@ -144,8 +149,10 @@ def take(pre: wasmtime.InstancePre) -> Kept | None:
 def give_back(pre: wasmtime.InstancePre, module: wasmtime.Module, engine: wasmtime.Engine, kept: Kept) -> bool:
     """Reset ``kept`` (whose export calls all returned) and keep it for the next run.
     False: it was not kept, and the caller drops it as before."""
-    if module not in _allowed or os.environ.get("HUGIND_RECYCLE") == "0":
+    if module not in _allowed or os.environ.get("HUGIND_RECYCLE") == "0" or not raw_ffi.enabled():
         return False
+    if wasi_relay.made(kept.memory) > wasi_relay.MAX_PER_STORE:
+        return False  # a store whose relays had to be made anew again and again
     with _shelves_lock:
         shelf = _shelves.get(pre)
         if shelf is None:
@@ -171,6 +178,7 @@ def give_back(pre: wasmtime.InstancePre, module: wasmtime.Module, engine: wasmti
         if len(shelf.kept) >= MAX_KEPT:
             return False
         shelf.kept.append(kept)
+    wasi_relay.store_kept(kept.store, kept.memory)
     return True
 
 
