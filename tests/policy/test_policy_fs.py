@@ -10,6 +10,7 @@ import pytest
 from policy_vectors import FS_POLICY, FS_READ_ESCAPES, FS_WRITE_ESCAPES, build_fs_layout
 
 from hugind.errors import HostIOError, InvalidArgument, LimitHit, NotFound, PermissionDenied
+from hugind.host import fs
 
 
 @pytest.fixture
@@ -30,10 +31,27 @@ def _fill(template: str, outside: Path) -> str:
 # --- attacks -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("path", "rule", "fragment"), FS_READ_ESCAPES, ids=[v[0] for v in FS_READ_ESCAPES])
-@pytest.mark.parametrize(
-    "op", ["fs.read_text", "fs.read_bytes", "fs.exists", "fs.is_file", "fs.is_dir", "fs.stat", "fs.realpath"]
+# Every op that reads through a path; the registry's other ops write (FS_WRITE_ESCAPES) or take no path.
+READ_OPS = (
+    "fs.read_text",
+    "fs.read_bytes",
+    "fs.exists",
+    "fs.is_file",
+    "fs.is_dir",
+    "fs.stat",
+    "fs.realpath",
+    "fs.list_dir",
 )
+
+
+def test_every_registry_op_is_attacked():
+    """A new fs op fails here until it is in READ_OPS or FS_WRITE_ESCAPES."""
+    attacked = set(READ_OPS) | {v[0] for v in FS_WRITE_ESCAPES} | {"fs.cwd"}
+    assert {op.name for op in fs.OPS} == attacked
+
+
+@pytest.mark.parametrize(("path", "rule", "fragment"), FS_READ_ESCAPES, ids=[v[0] for v in FS_READ_ESCAPES])
+@pytest.mark.parametrize("op", READ_OPS)
 def test_read_escapes_are_denied(harness, layout, outside, op, path, rule, fragment):
     h = harness(FS_POLICY)
     guest = _fill(path, outside)
@@ -44,6 +62,27 @@ def test_read_escapes_are_denied(harness, layout, outside, op, path, rule, fragm
     assert str(outside) not in err.message or str(outside) in guest  # never reveals a resolved host path
     assert h.audit[-1]["decision"] == "deny" and h.audit[-1]["rule"] == rule
     assert h.engine.denials >= 1
+
+
+@pytest.mark.parametrize(("path", "rule", "fragment"), FS_READ_ESCAPES, ids=[v[0] for v in FS_READ_ESCAPES])
+def test_read_escapes_through_lstat(harness, layout, outside, path, rule, fragment):
+    """``lstat`` (the policy op ``fs.stat`` checks first) acts on the entry: a link inside a
+    root may be looked at itself, never followed; every other escape gets the same denial."""
+    h = harness(FS_POLICY)
+    guest = _fill(path, outside)
+    joined = os.path.join(layout, guest)
+    parent, name = os.path.split(joined)
+    entry = Path(os.path.realpath(parent)) / name
+    if name and os.path.islink(joined) and entry.parent in (layout / "data", layout / "out"):
+        real = h.engine.check_fs("lstat", guest, write=False)
+        assert real == entry and real.is_symlink()  # the link itself, inside the root
+        assert h.audit[-1]["decision"] == "allow"
+        return
+    with pytest.raises(PermissionDenied) as caught:
+        h.engine.check_fs("lstat", guest, write=False)
+    assert fragment in caught.value.message
+    assert h.audit[-1]["decision"] == "deny" and h.audit[-1]["rule"] == rule
+    assert h.audit[-1]["request"]["op"] == "lstat"
 
 
 def test_escape_messages_do_not_show_the_resolved_target(harness, layout, outside):
@@ -108,7 +147,9 @@ def test_proc_is_allowed_only_when_listed(harness, agent_root):
 
 def test_root_listing_slash_still_keeps_special_dirs_out(harness, agent_root):
     h = harness({"filesystem": {"read": ["/"]}})
-    assert h.call("fs.exists", path="/etc/hostname") in (True, False)
+    assert h.call("fs.exists", path="/etc/passwd") is True  # "/" really is readable
+    assert h.audit[-1]["decision"] == "allow" and h.audit[-1]["rule"] == "filesystem.read:/"
+    assert h.call("fs.exists", path="/etc/no-such-file") is False
     for path in ("/proc/self/environ", "/sys/kernel", "/dev/null"):
         assert h.fails("fs.exists", path=path).message.endswith("is off limits unless listed explicitly")
 
