@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -354,7 +357,12 @@ def test_symlink_swapped_in_after_the_check_is_not_followed(harness, layout, out
 
     monkeypatch.setattr(h.engine, "check_fs", check_then_swap)
     err = h.fails("fs.write_text", path="out/victim", data="pwned")
-    assert isinstance(err, PermissionDenied) and "became a symlink" in err.message
+    assert (
+        isinstance(err, PermissionDenied) and err.message == "filesystem: 'out/victim' became a symlink after the check"
+    )
+    # The race happened: the check allowed the plain file, then the swap; the write refused it.
+    assert [(e["decision"], e["rule"]) for e in h.audit] == [("allow", "filesystem.write:out")]
+    assert (layout / "out" / "victim").is_symlink()
     assert (outside / "secret.txt").read_text() == "TOP SECRET"
 
 
@@ -371,8 +379,60 @@ def test_directory_swapped_for_a_link_after_the_check_is_not_followed(harness, l
 
     monkeypatch.setattr(h.engine, "check_fs", check_then_swap)
     err = h.fails("fs.write_text", path="out/sub/new.txt", data="pwned")
+    # The checked directory is now a link: opening it as a directory without following it fails.
     assert isinstance(err, HostIOError)
+    assert err.message == "fs.write_text: 'out/sub/new.txt': a component is not a directory"
+    assert [(e["decision"], e["rule"]) for e in h.audit] == [("allow", "filesystem.write:out")]
+    assert (layout / "out" / "sub").is_symlink()  # the race happened
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+FLIPPER = """
+import os, sys
+os.chdir(sys.argv[1])
+open('out/ready', 'w').close()
+flips = 0
+while not os.path.exists('out/stop'):
+    try:
+        os.symlink('../../outside', 'out/d')
+    except FileExistsError:
+        pass
+    os.unlink('out/d')
+    flips += 1
+print(flips)
+"""
+
+
+def test_a_path_changing_while_it_is_resolved_is_an_audited_denial(harness, layout, outside):
+    """Another process creates and removes a link out at out/d while the policy resolves
+    out/d/f: a walk that finds the link and then not its target is refused, on the record,
+    as ``filesystem.unstable`` (it does not guess); no decision ever allows the outside."""
+    (outside / "f").write_text("TOP SECRET")
+    h = harness(FS_POLICY)
+    flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, str(layout)], stdout=subprocess.PIPE, text=True)
+    seen: dict[str, int] = {}
+    try:
+        end = time.monotonic() + 30
+        while not (layout / "out" / "ready").exists() and time.monotonic() < end:
+            time.sleep(0.01)
+        while time.monotonic() < end and "filesystem.unstable" not in seen:
+            try:
+                real = h.engine.check_fs("read_text", "out/d/f", write=False)
+            except PermissionDenied as err:
+                seen[err.rule] = seen.get(err.rule, 0) + 1
+                if err.rule == "filesystem.unstable":
+                    assert err.message.startswith("filesystem: 'out/d/f' changed while it was being resolved (")
+            else:
+                assert real.is_relative_to(layout / "out"), real  # decided while out/d was absent
+                seen["allow"] = seen.get("allow", 0) + 1
+    finally:
+        (layout / "out" / "stop").touch()
+        flips = int(flipper.communicate(timeout=30)[0])
+    assert flips > 0, "the link was never flipped: no race"
+    assert seen.get("filesystem.unstable") == 1, seen
+    assert set(seen) <= {"allow", "filesystem.outside-roots", "filesystem.unstable"}, seen
+    unstable = [e for e in h.audit if e["rule"] == "filesystem.unstable"]
+    assert [(e["decision"], e["request"]["path"]) for e in unstable] == [("deny", "out/d/f")]
 
 
 def test_checks_are_safe_from_many_threads(harness, layout):
