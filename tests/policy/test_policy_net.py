@@ -14,7 +14,16 @@ from policy_vectors import NET_BAD_URLS, NET_BLOCKED, NET_POLICY
 
 from hugind.errors import HostIOError, InvalidArgument, LimitHit, PermissionDenied, Timeout
 from hugind.host.net import BoundedDecoder
-from hugind.policy.net import classify, embedded_ipv4, parse_domain_rule, parse_host, parse_inet_aton
+from hugind.policy.model import Denied
+from hugind.policy.net import (
+    classify,
+    embedded_ipv4,
+    parse_domain_rule,
+    parse_host,
+    parse_inet_aton,
+    parse_ip_rule,
+    parse_url,
+)
 
 PUBLIC = "93.184.216.34"
 
@@ -552,3 +561,62 @@ def test_https_connects_to_the_checked_ip_with_the_name_for_sni_and_verification
     assert isinstance(err, HostIOError)  # self-signed: the certificate is verified, not skipped
     assert calls == ["svc.test"]
     assert tls_server.sni == ["svc.test"]
+
+
+# --- the parsing of hosts and rules, exactly (mutants of hugind/policy/net.py that survived) ----
+
+
+def test_inet_aton_reads_an_empty_hex_part_as_zero():
+    assert parse_inet_aton("0x") == ipaddress.IPv4Address("0.0.0.0")
+    assert parse_inet_aton("127.0x") == ipaddress.IPv4Address("127.0.0.0")
+
+
+def test_a_name_ending_in_a_non_hex_0x_label_stays_a_name():
+    assert parse_host("host.0xx") == "host.0xx"  # 'x' after '0x' is not a hex digit: not numeric
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("http://./", "network: invalid host in URL 'http://./': empty host name"),
+        ("http://a!b/", "network: invalid host in URL 'http://a!b/': invalid character in host name 'a!b'"),
+        (
+            "http://" + "é" * 64 + "/",
+            f"network: invalid host in URL 'http://{'é' * 64}/': invalid international host name '{'é' * 64}'",
+        ),
+    ],
+    ids=["empty", "bad-character", "bad-idna"],
+)
+def test_invalid_host_messages_name_the_cause(url, message):
+    with pytest.raises(Denied) as info:
+        parse_url(url)
+    assert (info.value.rule, info.value.message) == ("network.url", message)
+
+
+def test_host_name_length_limit_is_253():
+    name = ".".join(["a" * 63, "b" * 63, "c" * 63, "d" * 61])
+    assert len(name) == 253 and parse_host(name) == name
+    with pytest.raises(ValueError, match="invalid host name"):
+        parse_host(name + "d")
+
+
+def test_a_label_may_use_every_name_character():
+    label = "abcdefghijklmnopqrstuvwxyz0123456789-_"
+    assert parse_host(f"{label}.test") == f"{label}.test"
+
+
+def test_an_ip_in_allowed_domains_is_refused_with_the_reason():
+    with pytest.raises(ValueError) as info:
+        parse_domain_rule("10.0.0.1")
+    assert str(info.value) == "an IP address belongs in allowed_ips"
+
+
+def test_ip_rules_keep_their_spec_and_accept_host_bits():
+    rule = parse_ip_rule("10.1.2.3/8:443")
+    assert (rule.network, rule.port, rule.spec) == (ipaddress.ip_network("10.0.0.0/8"), 443, "10.1.2.3/8:443")
+
+
+def test_the_normalized_url_brackets_ipv6_and_drops_the_default_port():
+    assert parse_url("http://[::1]/x").normalized() == "http://[::1]/x"
+    assert parse_url("http://A.test:80/").normalized() == "http://a.test/"
+    assert parse_url("https://a.test:80/").normalized() == "https://a.test:80/"
