@@ -198,6 +198,8 @@ def run_target(target: Target, root: Path, jobs: int) -> dict:
     # mutmut puts its mutated copy first on sys.path; the tests' subprocesses run from that
     # copy (cwd) too. A PYTHONPATH naming a checkout would bring the unmutated code back.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # The property tests run once per mutant: their derandomized cases, fewer of them.
+    env.setdefault("HUGIND_FUZZ_PROFILE", "mutation")
     started = time.monotonic()
     proc = subprocess.run([*_MUTMUT, "run", "--max-children", str(jobs)], cwd=work, env=env)
     seconds = time.monotonic() - started
