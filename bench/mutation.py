@@ -11,7 +11,7 @@ target's work dir prints the diff.
 
     python bench/mutation.py --list
     nice -n 19 python bench/mutation.py policy.net pinning --jobs 2
-    nice -n 19 python bench/mutation.py --all --jobs 2 --workdir /var/tmp/hugind-mutation
+    nice -n 19 python bench/mutation.py --all --jobs 2 --minutes 60 --workdir /var/tmp/hugind-mutation
 
 mutmut must be importable by the running Python (``pip install -e '.[bench]'``).
 A target's work dir is kept, so a second run re-tests only what changed.
@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -192,7 +193,23 @@ def _results(work: Path, env: dict[str, str]) -> dict[str, str]:
 _MUTMUT = (sys.executable, "-c", "import sys; from mutmut.__main__ import cli; sys.exit(cli())")
 
 
-def run_target(target: Target, root: Path, jobs: int) -> dict:
+def _run_bounded(command: list[str], cwd: Path, env: dict[str, str], seconds: float | None) -> int:
+    """Run mutmut in a process group of its own; past ``seconds`` end the group (its forked
+    workers too). What was tested by then stays in mutmut's records, the rest "not checked"."""
+    proc = subprocess.Popen(command, cwd=cwd, env=env, start_new_session=True)
+    try:
+        return proc.wait(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        return -signal.SIGTERM
+
+
+def run_target(target: Target, root: Path, jobs: int, seconds: float | None = None) -> dict:
     work = root / target.name
     _prepare(target, work)
     # mutmut puts its mutated copy first on sys.path; the tests' subprocesses run from that
@@ -201,17 +218,17 @@ def run_target(target: Target, root: Path, jobs: int) -> dict:
     # The property tests run once per mutant: their derandomized cases, fewer of them.
     env.setdefault("HUGIND_FUZZ_PROFILE", "mutation")
     started = time.monotonic()
-    proc = subprocess.run([*_MUTMUT, "run", "--max-children", str(jobs)], cwd=work, env=env)
-    seconds = time.monotonic() - started
+    code = _run_bounded([*_MUTMUT, "run", "--max-children", str(jobs)], work, env, seconds)
+    elapsed = time.monotonic() - started
     results = _results(work, env)
     counts = Counter(results.values())
     killed = sum(counts[s] for s in KILLED)
-    judged = killed + counts["survived"] + counts["no tests"]
+    judged = killed + counts["survived"] + counts["no tests"]  # "not checked": out of time
     return {
         "target": target.name,
         "module": target.module,
-        "exit": proc.returncode,
-        "seconds": round(seconds, 1),
+        "exit": code,
+        "seconds": round(elapsed, 1),
         "counts": dict(counts),
         "score": round(killed / judged, 3) if judged else None,
         "survivors": sorted(n for n, s in results.items() if s in ("survived", "no tests")),
@@ -227,6 +244,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "hugind-mutation")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument(
+        "--minutes",
+        type=float,
+        help="time for the whole run, shared equally by the targets (what is left untested is "
+        "counted 'not checked'; run again with the same --workdir to go on)",
+    )
     args = parser.parse_args(argv)
     by_name = {t.name: t for t in TARGETS}
     if args.list:
@@ -237,7 +260,8 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [n for n in args.targets if n not in by_name]
     if unknown or not chosen:
         parser.error(f"unknown or no targets {unknown}; see --list")
-    reports = [run_target(t, args.workdir, args.jobs) for t in chosen]
+    share = args.minutes * 60 / len(chosen) if args.minutes else None
+    reports = [run_target(t, args.workdir, args.jobs, share) for t in chosen]
     for r in reports:
         score = "n/a" if r["score"] is None else f"{100 * r['score']:.1f}%"
         print(f"\n{r['target']} ({r['module']}): {score} in {r['seconds']} s  {r['counts']}")
