@@ -58,7 +58,12 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "policy.net",
         "hugind/policy/net.py",
-        ("tests/policy/test_policy_net.py", "tests/redteam/test_net_decisions.py", "tests/fuzz/test_prop_net.py"),
+        (
+            "tests/policy/test_policy_net.py",
+            "tests/policy/test_net_host_parsing.py",
+            "tests/redteam/test_net_decisions.py",
+            "tests/fuzz/test_prop_net.py",
+        ),
         _TIMED,
     ),
     Target("policy.shell", "hugind/policy/shell.py", _SHELL_TESTS, _TIMED),
