@@ -27,6 +27,8 @@ from hugind.confine.proxy import (
     parse_request_head,
     proxy_env,
 )
+from hugind.confine.proxy.base import Reply
+from hugind.confine.proxy.decide import connect_url, decide, forward_url
 from hugind.policy import PolicyEngine
 from tests.confine.proxy_helpers import (
     TcpOrigin,
@@ -240,7 +242,8 @@ def test_name_is_resolved_once_and_the_connection_pinned(
 ) -> None:
     # A second lookup would answer elsewhere: it must never be made.
     calls: list[str] = []
-    resolver = recording_resolver({"origin.test": [["127.0.0.1"], ["10.9.9.9"]]}, calls)
+    # (The second answer is loopback too: were it ever used, nothing would leave the machine.)
+    resolver = recording_resolver({"origin.test": [["127.0.0.1"], ["127.0.0.2"]]}, calls)
     engine = make_engine(tmp_path, {"allowed_domains": ["origin.test"], "allowed_ips": ["127.0.0.1"]}, resolver)
     with ChildNetProxy(engine, sock_path):
         response = ask(sock_path, f"GET http://origin.test:{origin.port}/hello HTTP/1.1\r\nHost: x\r\n\r\n".encode())
@@ -292,18 +295,39 @@ def test_unlisted_name_is_denied_without_any_lookup(tmp_path: Path, sock_path: P
 
 
 def test_private_and_always_blocked_ranges(tmp_path: Path, sock_path: Path) -> None:
-    calls: list[str] = []
-    resolver = recording_resolver({"metadata.test": [["169.254.169.254"]]}, calls)
-    engine = make_engine(tmp_path, {"block_private_networks": True}, resolver)  # no host lists
+    # End to end only what stays on this machine if the rule broke (loopback, 0.0.0.0);
+    # the private and metadata targets are decided without a socket in the test below.
+    engine = make_engine(tmp_path, {"block_private_networks": True}, refusing_resolver([]))  # no host lists
     rule = "network.block_private_networks"
     with ChildNetProxy(engine, sock_path) as proxy:
-        assert "10.0.0.0/8" in denied(engine, proxy, sock_path, b"CONNECT 10.1.2.3:443 HTTP/1.1\r\n\r\n", rule)
-        denied(engine, proxy, sock_path, b"CONNECT [::ffff:192.168.1.1]:443 HTTP/1.1\r\n\r\n", rule)
-        denied(engine, proxy, sock_path, b"CONNECT 2130706433:80 HTTP/1.1\r\n\r\n", rule)  # 127.0.0.1
-        raw = b"GET http://metadata.test/latest HTTP/1.1\r\nHost: x\r\n\r\n"
-        assert "resolves to 169.254.169.254" in denied(engine, proxy, sock_path, raw, rule)
+        assert "127.0.0.0/8" in denied(engine, proxy, sock_path, b"CONNECT 2130706433:80 HTTP/1.1\r\n\r\n", rule)
+        denied(engine, proxy, sock_path, b"CONNECT [::ffff:127.0.0.1]:80 HTTP/1.1\r\n\r\n", rule)
         denied(engine, proxy, sock_path, b"CONNECT 0.0.0.0:80 HTTP/1.1\r\n\r\n", "network.blocked-range")
-    assert calls == ["metadata.test"]
+
+
+OFF_MACHINE = [
+    (b"CONNECT 10.1.2.3:443 HTTP/1.1", "https://10.1.2.3:443/", "10.0.0.0/8"),
+    (b"CONNECT [::ffff:192.168.1.1]:443 HTTP/1.1", "https://[::ffff:192.168.1.1]:443/", "192.168.0.0/16"),
+    (b"GET http://metadata.test/latest HTTP/1.1\r\nHost: x", "http://metadata.test/latest", "169.254.169.254"),
+]
+
+
+@pytest.mark.parametrize(("head", "url", "fragment"), OFF_MACHINE, ids=["rfc1918", "mapped-private", "metadata"])
+def test_private_targets_are_refused_by_the_proxys_decision(tmp_path: Path, head: bytes, url: str, fragment: str):
+    """The proxy's decision for a target off this machine, with no socket and no DNS: the URL
+    its request parsing yields (``parse_request_head``, ``connect_url``) and the engine's check."""
+    calls: list[str] = []
+    resolver = recording_resolver({"metadata.test": [["169.254.169.254"]]}, calls)
+    engine = make_engine(tmp_path, {"block_private_networks": True}, resolver)
+    request = parse_request_head(head)
+    checked = connect_url(request.target) if request.method == "CONNECT" else forward_url(request.target)
+    assert checked == url
+    with pytest.raises(Reply) as info:
+        decide(engine, checked)
+    assert info.value.status == 403 and info.value.rule == "network.block_private_networks"
+    assert fragment in info.value.message
+    assert audit(engine)[-1]["decision"] == "deny"
+    assert calls == (["metadata.test"] if "metadata" in url else [])
 
 
 def test_network_off_denies_everything(tmp_path: Path, sock_path: Path) -> None:

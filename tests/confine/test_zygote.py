@@ -3,6 +3,7 @@ their client (hugind/confine/zygotes.py), in both confinement modes."""
 
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -20,25 +21,30 @@ from hugind.manifest import load_agent
 from hugind.run import RunOptions, make_policy
 
 READ_ENVIRONS = """
-import os, sys, time
+import errno, json, os, sys, time
 token = os.environ['TOKEN']
-seen = set()
+me = os.getpid()
+seen, refused, read = set(), {}, 0
 end = time.monotonic() + 1.5
 while time.monotonic() < end:
     try:
         pids = os.listdir('/proc')
-    except OSError:
-        pids = [str(p) for p in range(1, 64)]
+    except OSError:  # the launcher's Landlock hides /proc: the pids just before this one
+        pids = [str(p) for p in range(max(1, me - 2000), me + 8)]
     for p in pids:
+        if not p.isdigit() or int(p) == me:
+            continue
         try:
             with open(f'/proc/{p}/environ', 'rb') as f:
+                read += 1
                 for item in f.read().split(b'\\0'):
                     if item.startswith(b'TOKEN=') and item != f'TOKEN={token}'.encode():
                         seen.add(item.decode())
-        except OSError:
-            pass
+        except OSError as err:
+            name = errno.errorcode.get(err.errno, str(err.errno))
+            refused[name] = refused.get(name, 0) + 1
     time.sleep(0.02)
-print(token, os.getcwd(), sorted(seen))
+print(json.dumps({'token': token, 'cwd': os.getcwd(), 'seen': sorted(seen), 'refused': refused, 'read': read}))
 """
 
 
@@ -99,7 +105,13 @@ def test_concurrent_commands_see_neither_the_others_environment_nor_cwd(agent, z
     for name in ("alpha", "beta", "gamma"):
         code, stdout, stderr = results[f"{name}-secret"]
         assert code == 0, stderr
-        assert stdout.split() == [f"{name}-secret", str(root / name), "[]"]
+        report = json.loads(stdout)
+        assert (report["token"], report["cwd"], report["seen"]) == (f"{name}-secret", str(root / name), [])
+        # The probe reached the open of other processes' environ, and each was refused: by
+        # Landlock's ptrace rule (bubblewrap's /proc; EACCES) or by the launcher's Landlock,
+        # which hides /proc (EACCES where a process exists, ENOENT where none does).
+        assert report["read"] == 0 and report["refused"].get("EACCES", 0) >= 1, report
+        assert set(report["refused"]) <= {"EACCES", "ENOENT", "ESRCH"}, report
 
 
 def test_the_environment_is_exactly_the_planned_one(agent, zygote, tmp_path):

@@ -31,6 +31,15 @@ settings.register_profile(
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
+# bench/mutation.py: the same derandomized cases, a tenth of them, once per mutant.
+settings.register_profile(
+    "mutation",
+    max_examples=10,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
+)
 settings.register_profile(
     "long",
     max_examples=1000,

@@ -12,6 +12,7 @@ by components, outside the special and internal dirs.
 
 from __future__ import annotations
 
+import ast
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,15 +21,38 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+import hugind.host.fs as host_fs
 from hugind.paths import cache_root, engine_dir, internal_dirs
-from hugind.policy.fs import ENTRY_OPS, FsView, decide_fs
+from hugind.policy.fs import ENTRY_OPS, ROOT_PROTECTED_OPS, FsView, decide_fs, decide_read_held
 from hugind.policy.model import Denied, FsPolicy, FsRoot
 from tests.fuzz.profiles import scaled
 
-READ_OPS = ("fs.read_text", "fs.read_bytes", "fs.stat", "fs.lstat", "fs.list", "fs.exists")
+
+def _host_policy_ops() -> frozenset[str]:
+    """The op names ``hugind/host/fs.py`` hands the policy as literals (``check_fs("lstat", ...)``),
+    read from its source: an op the host starts asking about is drawn here on arrival. (The
+    others pass their own registry name through, ``_read(ctx, path, "read_text")``.)"""
+    names = set()
+    for node in ast.walk(ast.parse(Path(host_fs.__file__).read_text())):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("check_fs", "check_read_held")
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+        ):
+            names.add(node.args[0].value)
+    return frozenset(names)
+
+
+# Every op the guest can call (the registry), every name the host passes the policy, and
+# every name the policy itself branches on: the domain is the code's, not a list kept here.
+HOST_POLICY_OPS = _host_policy_ops()
+FS_OPS = tuple(
+    sorted({op.name for op in host_fs.OPS} | {f"fs.{n}" for n in HOST_POLICY_OPS | ENTRY_OPS | ROOT_PROTECTED_OPS})
+)
 # Stated here, not imported, so a change to the module's own list cannot pass unnoticed.
 SPECIAL = (Path("/proc"), Path("/sys"), Path("/dev"))
-WRITE_OPS = ("fs.write_text", "fs.append_text", "fs.mkdir", "fs.remove", "fs.rename", "fs.truncate")
 
 
 @dataclass(frozen=True)
@@ -194,8 +218,14 @@ def _check_allowed(view: FsView, op: str, path: str, write: bool, real: Path, ru
         assert real != root.path
 
 
-def _decide(view: FsView, op: str, path: object, write: bool) -> tuple[Path, str] | Denied:
+def _decide(view: FsView, op: str, path: object, write: bool, held: bool = False) -> tuple[Path, str] | Denied:
+    """``decide_fs``, or with ``held`` the fd-holding read check (``fs.exists``, ``fs.is_file``)."""
     try:
+        if held and not write and op.removeprefix("fs.") not in ENTRY_OPS:
+            real, rule, fd = decide_read_held(view, op, path)  # type: ignore[arg-type]
+            if fd is not None:
+                os.close(fd)
+            return Path(real), rule
         return decide_fs(view, op, path, write=write)  # type: ignore[arg-type]
     except Denied as denied:
         return denied
@@ -204,16 +234,24 @@ def _decide(view: FsView, op: str, path: object, write: bool) -> tuple[Path, str
 MODES = ("read-write", "read-only", "scratch", "none")
 
 
+def test_the_drawn_ops_are_the_codes_own() -> None:
+    """The scan of the host module works (it finds ``lstat``, which no registry op is named),
+    and every op name the policy branches on is drawn."""
+    assert {"lstat", "list_dir"} <= HOST_POLICY_OPS
+    short = {op.removeprefix("fs.") for op in FS_OPS}
+    assert short >= ENTRY_OPS | ROOT_PROTECTED_OPS | HOST_POLICY_OPS
+    assert {op.name for op in host_fs.OPS} <= set(FS_OPS)
+
+
 @settings(max_examples=scaled(500))
-@given(st.data(), st.sampled_from(MODES), st.sampled_from(READ_OPS + WRITE_OPS), st.booleans())
+@given(st.data(), st.sampled_from(MODES), st.sampled_from(FS_OPS), st.booleans(), st.booleans(), st.booleans())
 def test_allowed_paths_stay_inside_their_roots(
-    tree: Tree, data: st.DataObject, mode: str, op: str, slash: bool
+    tree: Tree, data: st.DataObject, mode: str, op: str, write: bool, held: bool, slash: bool
 ) -> None:
     path = data.draw(guest_path(tree), label="path")
-    write = op in WRITE_OPS
     view = tree.view(mode, slash=slash)
-    outcome = _decide(view, op, path, write)
-    again = _decide(view, op, path, write)
+    outcome = _decide(view, op, path, write, held)
+    again = _decide(view, op, path, write, held)
     if isinstance(outcome, Denied):
         assert isinstance(again, Denied) and (again.rule, again.message) == (outcome.rule, outcome.message)
         if mode == "none":
@@ -228,7 +266,7 @@ def test_allowed_paths_stay_inside_their_roots(
 @given(
     st.data(),
     st.sampled_from(("ro", "out/ro_link", "data/to_ro", "data/up/ro", "out/back/to_ro", "out/back/up/ro")),
-    st.sampled_from(WRITE_OPS),
+    st.sampled_from(FS_OPS),
 )
 @example(data=None, via="out/ro_link", op="fs.write_text")  # type: ignore[arg-type]
 def test_read_only_root_is_never_writable(tree: Tree, data: st.DataObject | None, via: str, op: str) -> None:
@@ -256,15 +294,17 @@ def test_read_only_root_is_never_writable(tree: Tree, data: st.DataObject | None
         st.text(max_size=5).map(lambda t: t + "/" * 5000),
         st.integers(1, 300).map(lambda n: "/".join(["x"] * n) * 10),
     ),
-    st.sampled_from(READ_OPS + WRITE_OPS),
+    st.sampled_from(FS_OPS),
     st.sampled_from(MODES),
+    st.booleans(),
+    st.booleans(),
 )
-@example("\udcff", "fs.read_text", "read-write")
-@example("data/\0/x", "fs.read_text", "read-write")
-def test_any_input_is_only_ever_denied(tree: Tree, path: object, op: str, mode: str) -> None:
-    outcome = _decide(tree.view(mode), op, path, op in WRITE_OPS)
+@example("\udcff", "fs.read_text", "read-write", False, False)
+@example("data/\0/x", "fs.read_text", "read-write", False, True)
+def test_any_input_is_only_ever_denied(tree: Tree, path: object, op: str, mode: str, write: bool, held: bool) -> None:
+    outcome = _decide(tree.view(mode), op, path, write, held)
     if not isinstance(outcome, Denied):
         assert isinstance(path, str)
-        _check_allowed(tree.view(mode), op, path, op in WRITE_OPS, *outcome)
+        _check_allowed(tree.view(mode), op, path, write, *outcome)
     elif not isinstance(path, str) or not path or "\0" in path:
         assert outcome.rule == "filesystem.path-syntax"

@@ -16,21 +16,40 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from hugind.policy.model import Denied, ShellPolicy
-from hugind.policy.shell import SAFE_PATH, ShellPlan, SpawnPlan, decide_shell, decide_spawn, resolve_program
+from hugind.policy.shell import (
+    _WRAPPERS,
+    SAFE_PATH,
+    ShellPlan,
+    SpawnPlan,
+    decide_shell,
+    decide_spawn,
+    resolve_program,
+)
 from hugind.policy.shell_parse import Command, ShellSyntaxError, Uncertain, parse
 from tests.fuzz.profiles import scaled
 
 CWD = Path(os.path.realpath("/"))  # relative program paths resolve against it (and are refused under lists)
 
-# Programs the grammar runs; all exist in the safe PATH on the test machines (checked below).
-PLAIN = ("cat", "ls", "echo", "id", "head", "true", "printf", "rm")
-WRAPPER_NAMES = ("env", "nice", "timeout", "nohup", "stdbuf", "setsid", "time", "xargs", "sh", "bash", "find")
+# Programs the grammar runs. A case that needs one this machine lacks is not drawn (and
+# ``test_grammar_program_is_installed`` says which, as a skip with its reason).
+WANTED_PLAIN = ("cat", "ls", "echo", "id", "head", "true", "printf", "rm")
+WANTED_WRAPPERS = ("env", "nice", "timeout", "nohup", "stdbuf", "setsid", "time", "xargs", "sh", "bash", "find")
 BUILTIN_WRAPPERS = ("command", "exec", "eval")  # looked through, but denied under a whitelist
+# Programs whose name extends a grammar name (or is extended by one: ``time``/``timeout``):
+# a whitelist matching by prefix would let ``[ls]`` run ``lsattr``. None of them runs another
+# program, so the grammar's truth stays exact.
+WANTED_COMPANIONS = ("lsattr", "lsblk", "rmdir", "sha256sum", "findmnt", "envsubst", "catman", "headless", "idn")
+MISSING = frozenset(n for n in (*WANTED_PLAIN, *WANTED_WRAPPERS, "dash") if resolve_program(n, CWD) is None)
+PLAIN = tuple(n for n in WANTED_PLAIN if n not in MISSING)
+WRAPPER_NAMES = tuple(n for n in WANTED_WRAPPERS if n not in MISSING)
+COMPANIONS = tuple(n for n in WANTED_COMPANIONS if resolve_program(n, CWD) is not None)
 UNIVERSE = PLAIN + WRAPPER_NAMES
+# The whitelist property's programs: the first plain ones, three wrappers, the companions.
+WHITE_GRAMMAR = PLAIN + tuple(n for n in ("env", "nice", "timeout") if n not in MISSING) + COMPANIONS
 
 # Directory spellings of /usr/bin (on merged-/usr systems /bin is /usr/bin).
 DIR_SPELLINGS = (
@@ -54,13 +73,20 @@ NOISE_ARG = st.one_of(
 REDIRECTS = ("", " >/dev/null", " 2>&1", " </dev/null", " >>out.txt 2>&1")
 
 
-def _available() -> None:
-    missing = [name for name in (*UNIVERSE, "dash") if resolve_program(name, CWD) is None]
+def _needs(*names: str) -> None:
+    """Skip the calling test when a program it cannot do without is missing, naming it."""
+    missing = sorted(set(names) & MISSING)
     if missing:
-        pytest.skip(f"programs missing from {SAFE_PATH}: {missing}", allow_module_level=True)
+        pytest.skip(f"programs missing from {SAFE_PATH}: {missing}")
 
 
-_available()
+@pytest.mark.parametrize("name", (*WANTED_PLAIN, *WANTED_WRAPPERS, "dash"))
+def test_grammar_program_is_installed(name: str) -> None:
+    """One line per program the grammar would use: a missing one is a visible skip, and
+    the cases needing it are not drawn (the other properties still run)."""
+    if name in MISSING:
+        pytest.skip(f"{name} is not in {SAFE_PATH}: cases running it are left out")
+    assert resolve_program(name, CWD) is not None
 
 
 # --- strategies: (shell text, programs it runs) -------------------------------------
@@ -126,9 +152,30 @@ WRAP_OPTIONS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Wrappers of the policy's own table the grammar does not draw, each with why.
+NOT_DRAWN = {
+    "sudo": "needs a sudoers entry to run anything; decided by its own option table",
+    "doas": "needs a doas.conf to run anything; decided by its own option table",
+    "builtin": "runs shell builtins only, never a program",
+    "busybox": "a multi-call binary, matched by the name it is called as",
+    "toybox": "a multi-call binary, matched by the name it is called as",
+}
+
+
+def test_every_wrapper_the_policy_looks_through_is_drawn():
+    """A wrapper added to hugind's table fails here until the grammar draws it (or says why not)."""
+    assert set(_WRAPPERS) == set(WRAP_OPTIONS) | set(NOT_DRAWN)
+
+
+# Builtins are always there; a wrapper program only when installed.
+WRAP_KINDS = tuple(
+    k for k in (*WRAP_OPTIONS, "sh", "bash", "eval", "find") if k in BUILTIN_WRAPPERS or k not in MISSING
+)
+
+
 @st.composite
 def wrapped(draw: st.DrawFn, inner: str, truth: frozenset[str]) -> Built:
-    kind = draw(st.sampled_from((*WRAP_OPTIONS, "sh", "bash", "eval", "find")))
+    kind = draw(st.sampled_from(WRAP_KINDS))
     if kind in ("sh", "bash"):
         flag = draw(st.sampled_from(("-c", "-ec", "-e -c", "-xc")))
         return f"{draw(spelled(kind))} {flag} {shlex.quote(inner)}", truth | {kind}
@@ -256,7 +303,7 @@ def with_rm(draw: st.DrawFn) -> str:
     rm, _ = draw(invocation(("rm",), wraps=3))
     if not draw(st.booleans()):
         return rm
-    other, _ = draw(command_list(PLAIN[:-1], depth=2))
+    other, _ = draw(command_list(tuple(n for n in PLAIN if n != "rm"), depth=2))
     form = draw(
         st.sampled_from(
             (
@@ -285,6 +332,7 @@ def with_rm(draw: st.DrawFn) -> str:
 @example('$"rm" -rf x', BLACKLISTS[0])
 @example("echo \"${X:-'$(rm -rf x)'}\"", BLACKLISTS[4])
 def test_blacklisted_program_stays_denied(text: str, policy: ShellPolicy) -> None:
+    _needs("rm")
     with pytest.raises(Denied):
         plan = decide_shell(policy, text, CWD)
         print("allowed:", text, plan.programs)
@@ -292,10 +340,11 @@ def test_blacklisted_program_stays_denied(text: str, policy: ShellPolicy) -> Non
 
 @settings(max_examples=scaled(300))
 @given(
-    command_list(PLAIN + WRAPPER_NAMES[:3]),
-    st.frozensets(st.sampled_from((*UNIVERSE, ":")), max_size=len(UNIVERSE)),
+    command_list(WHITE_GRAMMAR),
+    st.frozensets(st.sampled_from((*UNIVERSE, *COMPANIONS, ":")), max_size=len(UNIVERSE)),
 )
 @example(("echo \"${X:-'$(id)'}\"", frozenset({"echo", "id"})), frozenset({"echo"}))
+@example(("lsattr -d x", frozenset({"lsattr"})), frozenset({"ls"}))  # a prefix match let it through
 def test_whitelist_allows_only_listed_programs(built: Built, listed: frozenset[str]) -> None:
     text, truth = built
     policy = ShellPolicy(allow=True, whitelist=tuple(sorted(listed)))
@@ -304,10 +353,76 @@ def test_whitelist_allows_only_listed_programs(built: Built, listed: frozenset[s
     except Denied:
         return
     assert truth <= listed, f"{text!r} allowed under {sorted(listed)} but runs {sorted(truth - listed)}"
-    assert _found(plan) & set(UNIVERSE) <= listed
+    assert _found(plan) & set(UNIVERSE + COMPANIONS) <= listed
 
 
-SPAWN_WRAPS: tuple[tuple[str, ...], ...] = (
+def _partners() -> dict[str, str]:
+    """Each companion and the grammar name it extends, both ways (lsattr <-> ls)."""
+    out: dict[str, str] = {}
+    for companion in COMPANIONS:
+        prefix = max((n for n in WHITE_GRAMMAR if companion.startswith(n) and n != companion), key=len, default=None)
+        if prefix:
+            out[companion] = prefix
+            out.setdefault(prefix, companion)
+    return out
+
+
+PARTNER = _partners()
+
+
+@settings(max_examples=scaled(200))
+@given(command_list(WHITE_GRAMMAR))
+def test_whitelist_of_the_prefix_partners_allows_none_of_them(built: Built) -> None:
+    """Whitelist, instead of each program run, its prefix partner (``lsattr`` -> ``[ls]``,
+    ``ls`` -> ``[lsattr]``): whatever is allowed runs only what is listed."""
+    text, truth = built
+    listed = frozenset(PARTNER.get(n, n) for n in truth)
+    assume(listed != truth)
+    try:
+        plan = decide_shell(ShellPolicy(allow=True, whitelist=tuple(sorted(listed))), text, CWD)
+    except Denied:
+        return
+    assert truth <= listed, f"{text!r} allowed under {sorted(listed)} but runs {sorted(truth - listed)}"
+    assert _found(plan) & set(UNIVERSE + COMPANIONS) <= listed
+
+
+# (listed, run): each name a prefix of the other's; the example that a prefix match let through first.
+PREFIX_PAIRS = (
+    ("ls", "lsattr"),
+    ("lsattr", "ls"),
+    ("rm", "rmdir"),
+    ("time", "timeout"),
+    ("timeout", "time"),
+    ("sh", "sha256sum"),
+    ("find", "findmnt"),
+    ("env", "envsubst"),
+)
+
+
+@pytest.mark.parametrize(("listed", "run"), PREFIX_PAIRS, ids=[f"[{a}]-runs-{b}" for a, b in PREFIX_PAIRS])
+@pytest.mark.parametrize("spelling", ("bare", "path"))
+def test_whitelist_never_matches_a_name_by_prefix(listed: str, run: str, spelling: str) -> None:
+    """``[ls]`` must not allow ``lsattr`` (nor ``/usr/bin/lsattr``), as a command or a spawn."""
+    _needs(*({listed, run} & set(WANTED_PLAIN + WANTED_WRAPPERS)))
+    program = resolve_program(run, CWD)
+    if program is None or resolve_program(listed, CWD) is None:
+        pytest.skip(f"{run} or {listed} is not in {SAFE_PATH}")
+    word = program if spelling == "path" else run
+    args = ["5", "true"] if run == "timeout" else ["true"] if run in WANTED_WRAPPERS else ["x"]
+    policy = ShellPolicy(allow=True, whitelist=(listed,))
+    with pytest.raises(Denied) as shell:
+        decide_shell(policy, shlex.join([word, *args]), CWD)
+    # Refused by the whitelist itself, for that program (not an analysis it gave up on).
+    assert shell.value.rule in ("shell.whitelist", "shell.trampoline"), shell.value
+    assert f"'{word}'" in shell.value.message
+    with pytest.raises(Denied) as spawn:
+        decide_spawn(policy, word, args, CWD)
+    assert spawn.value.rule == shell.value.rule
+    if listed not in WANTED_WRAPPERS:  # a wrapper alone is uncertain; a plain program passes
+        assert decide_shell(policy, f"{listed} x", CWD).programs  # the denial is about the name
+
+
+_ALL_SPAWN_WRAPS: tuple[tuple[str, ...], ...] = (
     (),
     ("env",),
     ("env", "-i", "A=1"),
@@ -320,6 +435,7 @@ SPAWN_WRAPS: tuple[tuple[str, ...], ...] = (
     ("xargs", "-n", "1"),
     ("time", "-p"),
 )
+SPAWN_WRAPS = tuple(w for w in _ALL_SPAWN_WRAPS if not w or os.path.basename(w[0]) not in MISSING)
 
 
 @settings(max_examples=scaled(200))
@@ -333,6 +449,7 @@ SPAWN_WRAPS: tuple[tuple[str, ...], ...] = (
 def test_spawn_of_blacklisted_program_is_denied(
     wraps: list[tuple[str, ...]], rm: str, args: list[str], how: str, policy: ShellPolicy
 ) -> None:
+    _needs("rm", *{"sh", "find"} & {how})
     inner = [rm, *args]
     if how == "sh":
         inner = ["sh", "-c", shlex.join(inner)]

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
 from policy_vectors import FS_POLICY, FS_READ_ESCAPES, FS_WRITE_ESCAPES, build_fs_layout
 
 from hugind.errors import HostIOError, InvalidArgument, LimitHit, NotFound, PermissionDenied
+from hugind.host import fs
 
 
 @pytest.fixture
@@ -30,10 +34,27 @@ def _fill(template: str, outside: Path) -> str:
 # --- attacks -----------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("path", "rule", "fragment"), FS_READ_ESCAPES, ids=[v[0] for v in FS_READ_ESCAPES])
-@pytest.mark.parametrize(
-    "op", ["fs.read_text", "fs.read_bytes", "fs.exists", "fs.is_file", "fs.is_dir", "fs.stat", "fs.realpath"]
+# Every op that reads through a path; the registry's other ops write (FS_WRITE_ESCAPES) or take no path.
+READ_OPS = (
+    "fs.read_text",
+    "fs.read_bytes",
+    "fs.exists",
+    "fs.is_file",
+    "fs.is_dir",
+    "fs.stat",
+    "fs.realpath",
+    "fs.list_dir",
 )
+
+
+def test_every_registry_op_is_attacked():
+    """A new fs op fails here until it is in READ_OPS or FS_WRITE_ESCAPES."""
+    attacked = set(READ_OPS) | {v[0] for v in FS_WRITE_ESCAPES} | {"fs.cwd"}
+    assert {op.name for op in fs.OPS} == attacked
+
+
+@pytest.mark.parametrize(("path", "rule", "fragment"), FS_READ_ESCAPES, ids=[v[0] for v in FS_READ_ESCAPES])
+@pytest.mark.parametrize("op", READ_OPS)
 def test_read_escapes_are_denied(harness, layout, outside, op, path, rule, fragment):
     h = harness(FS_POLICY)
     guest = _fill(path, outside)
@@ -44,6 +65,27 @@ def test_read_escapes_are_denied(harness, layout, outside, op, path, rule, fragm
     assert str(outside) not in err.message or str(outside) in guest  # never reveals a resolved host path
     assert h.audit[-1]["decision"] == "deny" and h.audit[-1]["rule"] == rule
     assert h.engine.denials >= 1
+
+
+@pytest.mark.parametrize(("path", "rule", "fragment"), FS_READ_ESCAPES, ids=[v[0] for v in FS_READ_ESCAPES])
+def test_read_escapes_through_lstat(harness, layout, outside, path, rule, fragment):
+    """``lstat`` (the policy op ``fs.stat`` checks first) acts on the entry: a link inside a
+    root may be looked at itself, never followed; every other escape gets the same denial."""
+    h = harness(FS_POLICY)
+    guest = _fill(path, outside)
+    joined = os.path.join(layout, guest)
+    parent, name = os.path.split(joined)
+    entry = Path(os.path.realpath(parent)) / name
+    if name and os.path.islink(joined) and entry.parent in (layout / "data", layout / "out"):
+        real = h.engine.check_fs("lstat", guest, write=False)
+        assert real == entry and real.is_symlink()  # the link itself, inside the root
+        assert h.audit[-1]["decision"] == "allow"
+        return
+    with pytest.raises(PermissionDenied) as caught:
+        h.engine.check_fs("lstat", guest, write=False)
+    assert fragment in caught.value.message
+    assert h.audit[-1]["decision"] == "deny" and h.audit[-1]["rule"] == rule
+    assert h.audit[-1]["request"]["op"] == "lstat"
 
 
 def test_escape_messages_do_not_show_the_resolved_target(harness, layout, outside):
@@ -108,7 +150,9 @@ def test_proc_is_allowed_only_when_listed(harness, agent_root):
 
 def test_root_listing_slash_still_keeps_special_dirs_out(harness, agent_root):
     h = harness({"filesystem": {"read": ["/"]}})
-    assert h.call("fs.exists", path="/etc/hostname") in (True, False)
+    assert h.call("fs.exists", path="/etc/passwd") is True  # "/" really is readable
+    assert h.audit[-1]["decision"] == "allow" and h.audit[-1]["rule"] == "filesystem.read:/"
+    assert h.call("fs.exists", path="/etc/no-such-file") is False
     for path in ("/proc/self/environ", "/sys/kernel", "/dev/null"):
         assert h.fails("fs.exists", path=path).message.endswith("is off limits unless listed explicitly")
 
@@ -313,7 +357,12 @@ def test_symlink_swapped_in_after_the_check_is_not_followed(harness, layout, out
 
     monkeypatch.setattr(h.engine, "check_fs", check_then_swap)
     err = h.fails("fs.write_text", path="out/victim", data="pwned")
-    assert isinstance(err, PermissionDenied) and "became a symlink" in err.message
+    assert (
+        isinstance(err, PermissionDenied) and err.message == "filesystem: 'out/victim' became a symlink after the check"
+    )
+    # The race happened: the check allowed the plain file, then the swap; the write refused it.
+    assert [(e["decision"], e["rule"]) for e in h.audit] == [("allow", "filesystem.write:out")]
+    assert (layout / "out" / "victim").is_symlink()
     assert (outside / "secret.txt").read_text() == "TOP SECRET"
 
 
@@ -330,8 +379,60 @@ def test_directory_swapped_for_a_link_after_the_check_is_not_followed(harness, l
 
     monkeypatch.setattr(h.engine, "check_fs", check_then_swap)
     err = h.fails("fs.write_text", path="out/sub/new.txt", data="pwned")
+    # The checked directory is now a link: opening it as a directory without following it fails.
     assert isinstance(err, HostIOError)
+    assert err.message == "fs.write_text: 'out/sub/new.txt': a component is not a directory"
+    assert [(e["decision"], e["rule"]) for e in h.audit] == [("allow", "filesystem.write:out")]
+    assert (layout / "out" / "sub").is_symlink()  # the race happened
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+FLIPPER = """
+import os, sys
+os.chdir(sys.argv[1])
+open('out/ready', 'w').close()
+flips = 0
+while not os.path.exists('out/stop'):
+    try:
+        os.symlink('../../outside', 'out/d')
+    except FileExistsError:
+        pass
+    os.unlink('out/d')
+    flips += 1
+print(flips)
+"""
+
+
+def test_a_path_changing_while_it_is_resolved_is_an_audited_denial(harness, layout, outside):
+    """Another process creates and removes a link out at out/d while the policy resolves
+    out/d/f: a walk that finds the link and then not its target is refused, on the record,
+    as ``filesystem.unstable`` (it does not guess); no decision ever allows the outside."""
+    (outside / "f").write_text("TOP SECRET")
+    h = harness(FS_POLICY)
+    flipper = subprocess.Popen([sys.executable, "-c", FLIPPER, str(layout)], stdout=subprocess.PIPE, text=True)
+    seen: dict[str, int] = {}
+    try:
+        end = time.monotonic() + 30
+        while not (layout / "out" / "ready").exists() and time.monotonic() < end:
+            time.sleep(0.01)
+        while time.monotonic() < end and "filesystem.unstable" not in seen:
+            try:
+                real = h.engine.check_fs("read_text", "out/d/f", write=False)
+            except PermissionDenied as err:
+                seen[err.rule] = seen.get(err.rule, 0) + 1
+                if err.rule == "filesystem.unstable":
+                    assert err.message.startswith("filesystem: 'out/d/f' changed while it was being resolved (")
+            else:
+                assert real.is_relative_to(layout / "out"), real  # decided while out/d was absent
+                seen["allow"] = seen.get("allow", 0) + 1
+    finally:
+        (layout / "out" / "stop").touch()
+        flips = int(flipper.communicate(timeout=30)[0])
+    assert flips > 0, "the link was never flipped: no race"
+    assert seen.get("filesystem.unstable") == 1, seen
+    assert set(seen) <= {"allow", "filesystem.outside-roots", "filesystem.unstable"}, seen
+    unstable = [e for e in h.audit if e["rule"] == "filesystem.unstable"]
+    assert [(e["decision"], e["request"]["path"]) for e in unstable] == [("deny", "out/d/f")]
 
 
 def test_checks_are_safe_from_many_threads(harness, layout):

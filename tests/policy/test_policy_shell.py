@@ -133,6 +133,25 @@ def test_blacklist_cannot_be_evaded(harness, agent_root, command):
     assert (agent_root / "x").read_text() == "keep me"
 
 
+# What each evasion does with no blacklist (the attack ran): x removed, or, where rm gets no
+# operand from an empty stdin, rm itself complaining; the bare ';' leaves find without its end.
+RUNS_RM_WITHOUT_OPERAND = {"xargs rm", "xargs -n 1 rm", "ls | rm"}
+FIND_WITHOUT_END = {"find . -name x -exec rm {} ;"}
+
+
+@pytest.mark.parametrize("command", BLACKLIST_EVASIONS)
+def test_every_evasion_runs_rm_without_the_blacklist(harness, agent_root, command):
+    (agent_root / "x").write_text("keep me")
+    h = harness({"shell": {"allow": True}, "filesystem": {"read": ["."], "write": ["."]}})
+    result = h.call("shell.run", command=command)
+    if command in RUNS_RM_WITHOUT_OPERAND:
+        assert "rm: missing operand" in result["stderr"], result
+    elif command in FIND_WITHOUT_END:
+        assert "missing argument to `-exec'" in result["stderr"], result
+    else:
+        assert not (agent_root / "x").exists(), result
+
+
 @pytest.mark.parametrize("command", BLACKLIST_UNCERTAIN)
 def test_blacklist_refuses_what_it_cannot_see(harness, command):
     h = harness(BLACKLIST_POLICY)
@@ -145,6 +164,7 @@ def test_blacklist_also_applies_to_spawn(harness):
     for program, args in [("rm", ["x"]), ("/bin/rm", ["x"]), ("env", ["rm", "x"]), ("sh", ["-c", "rm x"])]:
         err = h.fails("shell.spawn", program=program, args=args)
         assert "matches blacklist entry 'rm'" in err.message
+        assert (h.audit[-1]["decision"], h.audit[-1]["rule"]) == ("deny", "shell.blacklist")
 
 
 def test_blacklist_matches_a_symlink_to_the_binary(harness, agent_root, tmp_path):

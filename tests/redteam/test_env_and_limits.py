@@ -171,5 +171,5 @@ def test_output_flood_stops_at_the_cap(attack, source):
 def test_oversized_result_is_capped(attack, how):
     body = "'x'.repeat(5 * 1024 * 1024)"
     source = f"export default () => {body};" if how == "return" else f"set_result({body});"
-    with pytest.raises(LimitExceeded):
+    with pytest.raises(LimitExceeded, match=r"the agent's result is \d+ bytes, over the output cap of 1000000 bytes"):
         attack(source=source, permissions=limits(max_output_bytes=1_000_000))

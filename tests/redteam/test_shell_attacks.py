@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import time
 from pathlib import Path
 
@@ -37,28 +38,28 @@ def pwned(root: Path) -> bool:
 # --- injection under a whitelist ------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        "ls; touch pwned",
-        "ls && touch pwned",
-        "false || touch pwned",
-        "ls | touch pwned",
-        "ls\ntouch pwned",
-        "ls & touch pwned",
-        "echo $(touch pwned)",
-        "echo `touch pwned`",
-        'echo "$(touch pwned)"',
-        'echo "`touch pwned`"',
-        "echo ${X:-$(touch pwned)}",
-        "cat <(touch pwned)",
-        "(touch pwned)",
-        "{ touch pwned; }",
-        "if true; then touch pwned; fi",
-        "ls >/dev/null; touch pwned",
-        "ls #\ntouch pwned",
-    ],
-)
+INJECTIONS = [
+    "ls; touch pwned",
+    "ls && touch pwned",
+    "false || touch pwned",
+    "ls | touch pwned",
+    "ls\ntouch pwned",
+    "ls & touch pwned",
+    "echo $(touch pwned)",
+    "echo `touch pwned`",
+    'echo "$(touch pwned)"',
+    'echo "`touch pwned`"',
+    "echo ${X:-$(touch pwned)}",
+    "cat <(touch pwned)",
+    "(touch pwned)",
+    "{ touch pwned; }",
+    "if true; then touch pwned; fi",
+    "ls >/dev/null; touch pwned",
+    "ls #\ntouch pwned",
+]
+
+
+@pytest.mark.parametrize("command", INJECTIONS)
 def test_injection_under_a_whitelist_is_denied(attack, command):
     out = attack(run(command), SHELL)
     assert_denied(out, "shell.whitelist", "program 'touch' is not in the whitelist", capability="shell")
@@ -68,43 +69,70 @@ def test_injection_under_a_whitelist_is_denied(attack, command):
 # --- trampolines ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("command", "tool"),
-    [
-        ("sh -c 'touch pwned'", "sh"),
-        ("bash -c 'touch pwned'", "bash"),
-        ("/bin/sh -c 'touch pwned'", "/bin/sh"),
-        ("env touch pwned", "env"),
-        ("echo pwned | xargs touch", "xargs"),
-        ("find . -maxdepth 0 -exec touch pwned ;", "find"),
-        ("awk 'BEGIN{system(\"touch pwned\")}'", "awk"),
-        ('python3 -c \'open("pwned", "w")\'', "python3"),
-        ("nice touch pwned", "nice"),
-        ("timeout 5 touch pwned", "timeout"),
-        ("nohup touch pwned", "nohup"),
-    ],
-)
+TRAMPOLINES = [
+    ("sh -c 'touch pwned'", "sh"),
+    ("bash -c 'touch pwned'", "bash"),
+    ("/bin/sh -c 'touch pwned'", "/bin/sh"),
+    ("env touch pwned", "env"),
+    ("echo pwned | xargs touch", "xargs"),
+    ("find . -maxdepth 0 -exec touch pwned ;", "find"),
+    ("find . -maxdepth 0 -exec touch pwned \\;", "find"),
+    ("awk 'BEGIN{system(\"touch pwned\")}'", "awk"),
+    ('python3 -c \'open("pwned", "w")\'', "python3"),
+    ("nice touch pwned", "nice"),
+    ("timeout 5 touch pwned", "timeout"),
+    ("nohup touch pwned", "nohup"),
+]
+
+
+@pytest.mark.parametrize(("command", "tool"), TRAMPOLINES)
 def test_trampolines_are_denied_under_a_whitelist(attack, command, tool):
     out = attack(run(command), SHELL)
     assert_denied(out, "shell.trampoline", f"'{tool}' runs other programs")
     assert not pwned(out.root)
 
 
-@pytest.mark.parametrize(
-    ("command", "extra"),
-    [
-        ("sh -c 'echo hi; touch pwned'", "sh"),
-        ('bash -c "ls && touch pwned"', "bash"),
-        ("env -i A=1 touch pwned", "env"),
-        ("echo pwned | xargs -n 1 touch", "xargs"),
-        ("find . -maxdepth 0 -exec touch pwned ;", "find"),
-        ("sh -c \"sh -c 'touch pwned'\"", "sh"),
-    ],
-)
+LOOKED_THROUGH = [
+    ("sh -c 'echo hi; touch pwned'", "sh"),
+    ('bash -c "ls && touch pwned"', "bash"),
+    ("env -i A=1 touch pwned", "env"),
+    ("echo pwned | xargs -n 1 touch", "xargs"),
+    ("find . -maxdepth 0 -exec touch pwned ;", "find"),
+    ("sh -c \"sh -c 'touch pwned'\"", "sh"),
+]
+
+
+@pytest.mark.parametrize(("command", "extra"), LOOKED_THROUGH)
 def test_listed_trampolines_are_looked_through(attack, command, extra):
     out = attack(run(command), shell(whitelist=[*WHITELIST, extra]))
     assert_denied(out, "shell.whitelist", "program 'touch' is not in the whitelist")
     assert not pwned(out.root)
+
+
+# Each vector above, run with no list and a writable root, does create ``pwned``: its absence
+# under the whitelist is the refusal, not a command that could not have worked here.
+WRITABLE_ROOT = {"filesystem": {"read": ["."], "write": ["."]}}
+
+
+# dash (/bin/sh) has no process substitution: that text runs touch under bash only.
+BASH_ONLY = {"cat <(touch pwned)"}
+# The shell takes the bare ';' as its own separator, so find never gets its terminator: no
+# shell runs this, and it stays a case for the analysis (the escaped form is the attack).
+INERT = {"find . -maxdepth 0 -exec touch pwned ;"}
+
+
+@pytest.mark.parametrize(
+    "command", dict.fromkeys([*INJECTIONS, *(c for c, _ in TRAMPOLINES), *(c for c, _ in LOOKED_THROUGH)])
+)
+def test_every_vector_works_without_a_list(attack, agent_dir, command):
+    root = agent_dir()
+    text = f"bash -c {shlex.quote(command)}" if command in BASH_ONLY else command
+    out = attack(run(text), {**shell(), **WRITABLE_ROOT}, root=root)
+    assert out.value["ok"] is True, out.value
+    if command in INERT:
+        assert not pwned(root) and "missing argument to `-exec'" in out.value["value"]["stderr"], out.value
+    else:
+        assert pwned(root), (command, out.value["value"])
 
 
 def test_spawn_is_checked_like_run(attack):
@@ -173,27 +201,28 @@ def test_path_tricks_are_refused(attack, tmp_path, command, rule, fragment):
 # --- blacklist evasion -----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "command",
-    [
-        "rm victim",
-        "/bin/rm victim",
-        "/usr/bin/../bin/rm victim",
-        "'r'm victim",
-        '"rm" victim',
-        "\\rm victim",
-        "r\\m victim",
-        "command rm victim",
-        "exec rm victim",
-        "env rm victim",
-        "echo victim | xargs rm",
-        "sh -c 'rm victim'",
-        "eval 'ls; rm victim'",
-        "find . -name victim -exec rm {{}} ;",
-        "./myrm victim",
-        "{link} victim",
-    ],
-)
+EVASIONS = [
+    "rm victim",
+    "/bin/rm victim",
+    "/usr/bin/../bin/rm victim",
+    "'r'm victim",
+    '"rm" victim',
+    "\\rm victim",
+    "r\\m victim",
+    "command rm victim",
+    "exec rm victim",
+    "env rm victim",
+    "echo victim | xargs rm",
+    "sh -c 'rm victim'",
+    "eval 'ls; rm victim'",
+    "find . -name victim -exec rm {{}} ;",
+    "find . -name victim -exec rm {{}} \\;",
+    "./myrm victim",
+    "{link} victim",
+]
+
+
+@pytest.mark.parametrize("command", EVASIONS)
 def test_blacklist_evasion_is_caught(attack, agent_dir, tmp_path, command):
     root = agent_dir()
     (root / "victim").write_text("keep me")
@@ -204,6 +233,26 @@ def test_blacklist_evasion_is_caught(attack, agent_dir, tmp_path, command):
     fragment = "matches blacklist entry" if "myrm" in command or "{link}" in command else "blacklist entry 'rm'"
     assert_denied(out, "shell.blacklist", fragment)
     assert (root / "victim").read_text() == "keep me"
+
+
+INERT_EVASIONS = {"find . -name victim -exec rm {{}} ;"}  # the bare ';' again (see INERT)
+
+
+@pytest.mark.parametrize("command", EVASIONS)
+def test_every_evasion_removes_the_victim_without_a_list(attack, agent_dir, tmp_path, command):
+    """The control of the test above: with no blacklist each spelling really runs rm."""
+    root = agent_dir()
+    (root / "victim").write_text("keep me")
+    os.symlink("/bin/rm", root / "myrm")
+    os.symlink("/bin/rm", tmp_path / "innocent")
+    # The outside link is seen where the run may read it.
+    files = {"filesystem": {"read": [".", str(tmp_path)], "write": ["."]}}
+    out = attack(run(command.format(link=tmp_path / "innocent")), {**shell(), **files}, root=root)
+    assert out.value["ok"] is True, out.value
+    if command in INERT_EVASIONS:
+        assert (root / "victim").exists() and "missing argument to `-exec'" in out.value["value"]["stderr"]
+    else:
+        assert not (root / "victim").exists(), (command, out.value["value"])
 
 
 # --- the child's environment ------------------------------------------------------------------
@@ -340,22 +389,34 @@ def test_shell_disabled_by_default(attack):
 
 # --- programs that execute commands but are not on hugind's trampoline list --------------------
 
+# The vector first runs with no list (and a writable root), where it must create ``pwned``: proof
+# that this sed/tar really executes the command, so that its absence under ``[sed]``/``[tar]``
+# means the refusal, whose rule and reason are then asserted.
 
-def test_sed_e_command_cannot_run_an_unlisted_program(attack, agent_dir):
+
+@pytest.mark.parametrize(
+    ("command", "tool", "fragment"),
+    [
+        ("sed -n '1e touch pwned' notes.txt", "sed", "sed without --sandbox (its 'e' command runs programs)"),
+        ("sed 's/line/touch pwned/e' notes.txt", "sed", "sed without --sandbox (its 'e' command runs programs)"),
+        (
+            "tar -cf /dev/null notes.txt --checkpoint=1 '--checkpoint-action=exec=touch pwned'",
+            "tar",
+            "'tar --checkpoint-action=exec=touch pwned', which runs a program",
+        ),
+    ],
+    ids=["sed-e-command", "sed-s-e-flag", "tar-checkpoint-action"],
+)
+def test_an_option_that_executes_cannot_run_an_unlisted_program(attack, agent_dir, command, tool, fragment):
     root = agent_dir()
     (root / "notes.txt").write_text("line\n")
-    out = attack(run("sed -n '1e touch pwned' notes.txt"), shell(whitelist=["sed"]), root=root)
+    control = attack(run(command), {**shell(), **WRITABLE_ROOT}, root=root)
+    assert control.value["ok"] is True and control.value["value"]["exit_code"] == 0, control.value
+    assert pwned(root), f"{command!r} did not run its command here: the attack below would prove nothing"
+    (root / "pwned").unlink()
+    out = attack(run(command), {**shell(whitelist=[tool]), **WRITABLE_ROOT}, root=root)
+    assert_denied(out, "shell.uncertain", fragment, capability="shell")
     assert not pwned(root)
-    assert out.value["ok"] is False and out.value["name"] == "PermissionDenied"
-
-
-def test_tar_checkpoint_exec_cannot_run_an_unlisted_program(attack, agent_dir):
-    root = agent_dir()
-    (root / "notes.txt").write_text("line\n")
-    command = "tar -cf /dev/null notes.txt --checkpoint=1 '--checkpoint-action=exec=touch pwned'"
-    out = attack(run(command), shell(whitelist=["tar"]), root=root)
-    assert not pwned(root)
-    assert out.value["ok"] is False and out.value["name"] == "PermissionDenied"
 
 
 def test_alive_helper_sees_a_live_process():
