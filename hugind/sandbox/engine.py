@@ -11,11 +11,12 @@ Deserializing runs native code, so the cache is treated as sensitive: it
 lives in a directory only the current user can write, files are written
 atomically, and a file is used only if its owner and mode still say nobody
 else could have written it **and** its bytes carry a valid HMAC-SHA256 under
-a per-user key (``<cache>/modules.key``, 0600, made on first use). The tag is
+a per-user key (``<cache>/modules.key``, 0600, made on first use). The seal is
 kept beside the entry (``.mac``) and binds its bytes to its name, so neither a
 planted file nor another module's file under this name is ever run: a
-mismatch rebuilds the module with one warning. The bytes checked are those of
-the very inode then deserialized (one open, ``/proc/self/fd``). No agent ever
+mismatch rebuilds the module with one warning (``cache_seal.py`` says how a
+cold start checks it without hashing 7.7 MB). The inode checked is the very
+inode then deserialized (one open, ``/proc/self/fd``). No agent ever
 has a filesystem view of the cache or the key: a policy root overlapping the
 cache dir is refused before the run (``hugind/policy/boundary.py``).
 """
@@ -33,6 +34,7 @@ from pathlib import Path
 import wasmtime
 
 from hugind.paths import cache_root
+from hugind.sandbox.cache_seal import Seal, Unsealed, bytes_mac, cache_key, check_entry, same, stamp_of
 from hugind.sha256 import sha256
 
 TICK_SECONDS = 0.005
@@ -114,93 +116,50 @@ def _private_dir(path: Path) -> Path | None:
     return path
 
 
-def _trusted_stat(st: os.stat_result) -> bool:
-    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
-
-
-KEY_BYTES = 32
-MAC_BYTES = 32
-_key_cache: dict[Path, bytes] = {}
-
-
-def cache_key(directory: Path) -> bytes | None:
-    """The per-user key of the module cache in ``directory`` (made on first use), or None
-    when it cannot be trusted: not ours, readable by others, or the wrong size."""
-    path = directory.parent / "modules.key"
-    known = _key_cache.get(path)
-    if known is not None:
-        return known
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        key = os.urandom(KEY_BYTES)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        except FileExistsError:  # another process made it meanwhile: read theirs
-            return cache_key(directory)
-        except OSError:
-            return None
-        with os.fdopen(fd, "wb") as f:
-            f.write(key)
-        _key_cache[path] = key
-        return key
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as f:
-        st = os.fstat(f.fileno())
-        key = f.read(KEY_BYTES + 1)
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077 or len(key) != KEY_BYTES:
-        return None
-    _key_cache[path] = key
-    return key
-
-
-def _mac(key: bytes, name: str, data: bytes | memoryview) -> bytes:
-    import hmac  # only a run that reads or writes the disk cache pays for it
-
-    mac = hmac.new(key, name.encode() + b"\0", "sha256")
-    mac.update(data)
-    return mac.digest()
-
-
-def _verified_deserialize(engine: wasmtime.Engine, path: Path, key: bytes) -> wasmtime.Module | None:
-    """The module in ``path`` if its bytes carry our MAC (None: absent, or not ours; a
-    WasmtimeError if wasmtime refuses bytes we wrote). The inode whose bytes were
-    checked is the one deserialized: the file is opened once, checked and mapped
-    through that fd, so swapping the name meanwhile changes nothing."""
-    import hmac
-    import mmap
-
+def _sealed_deserialize(engine: wasmtime.Engine, path: Path, key: bytes) -> wasmtime.Module | None:
+    """The module in ``path`` if hugind sealed it (None: no entry); ``Unsealed`` if the
+    entry is not ours; a WasmtimeError if wasmtime refuses bytes we wrote. The file is
+    opened once: the inode checked is the inode deserialized (through ``/proc/self/fd``)."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
+    except FileNotFoundError:
         return None
+    except OSError:
+        raise Unsealed from None
     try:
-        st = os.fstat(fd)
-        if not _trusted_stat(st) or st.st_size == 0:
-            raise _Untrusted
-        try:
-            tag = path.with_suffix(".mac").read_bytes()
-        except OSError:
-            raise _Untrusted from None
-        with mmap.mmap(fd, 0, prot=mmap.PROT_READ) as view:
-            if len(tag) != MAC_BYTES or not hmac.compare_digest(tag, _mac(key, path.stem, view)):
-                raise _Untrusted
+        renewed = check_entry(fd, path, key)
         via = f"/proc/self/fd/{fd}"
         if os.path.exists(via):
-            return wasmtime.Module.deserialize_file(engine, via)
-        with open(fd, "rb", closefd=False) as f:  # no /proc: the bytes read here are the ones checked
-            data = f.read()
-        if not hmac.compare_digest(tag, _mac(key, path.stem, data)):
-            raise _Untrusted
-        return wasmtime.Module.deserialize(engine, data)
+            module = wasmtime.Module.deserialize_file(engine, via)
+        else:  # no /proc: the bytes read through this fd, checked in full again
+            with open(fd, "rb", closefd=False) as f:
+                data = f.read()
+            if not same(
+                bytes_mac(key, path.stem, data),
+                Seal.decode(path.with_suffix(".mac").read_bytes(), key, path.stem)[0].bytes_mac,
+            ):
+                raise Unsealed
+            module = wasmtime.Module.deserialize(engine, data)
     finally:
         os.close(fd)
+    if renewed is not None:
+        _write_atomically(path.with_suffix(".mac"), renewed)
+    return module
 
 
-class _Untrusted(Exception):
-    """A cache entry without a valid MAC: never deserialized."""
+def _store_sealed(path: Path, key: bytes, data: bytes) -> None:
+    """Write entry ``path`` and its seal. The seal first, without a stamp: a reader in
+    between hashes the bytes in full rather than warn; then, once the entry is in
+    place, the seal with the stamp of the inode this process wrote."""
+    mac = bytes_mac(key, path.stem, data)
+    _write_atomically(path.with_suffix(".mac"), Seal(mac).encode(key, path.stem))
+    ino = _write_atomically(path, data)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    if ino is not None and st.st_ino == ino:
+        _write_atomically(path.with_suffix(".mac"), Seal(mac, stamp_of(st)).encode(key, path.stem))
 
 
 _warned: set[Path] = set()
@@ -261,10 +220,10 @@ def load_derived(
     module = None
     if path is not None and key is not None and os.path.lexists(path):
         try:
-            module = _verified_deserialize(engine, path, key)
+            module = _sealed_deserialize(engine, path, key)
             if module is not None:
                 cache_stats.hits += 1
-        except _Untrusted:
+        except Unsealed:
             _warn_once(
                 path, f"the cached module {path} fails its integrity check (not written by hugind); rebuilding it"
             )
@@ -276,23 +235,23 @@ def load_derived(
         cache_stats.misses += 1
         module = wasmtime.Module(engine, produce())
         if path is not None and key is not None:
-            data = module.serialize()
-            # The tag first: a reader in between finds no entry yet (a miss), not a bad one.
-            _write_atomically(path.with_suffix(".mac"), _mac(key, path.stem, data))
-            _write_atomically(path, data)
+            _store_sealed(path, key, module.serialize())
     with _memory_lock:
         _memory_cache[mem_key] = module
     return module
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def _write_atomically(path: Path, data: bytes) -> int | None:
+    """Write ``path`` whole or not at all; the inode number written, None on failure."""
     import tempfile  # only the first run on a machine writes: the others skip its import
 
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            ino = os.fstat(f.fileno()).st_ino
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
+        return ino
     except OSError:
-        pass  # caching is an optimisation; a read-only home must not fail runs
+        return None  # caching is an optimisation; a read-only home must not fail runs

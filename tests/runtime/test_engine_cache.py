@@ -163,3 +163,27 @@ def test_the_key_is_private_and_an_unsafe_key_disables_the_cache(cache_dir):
     os.chmod(key, 0o644)  # readable by others: anyone could sign a module
     assert _run(cache_dir)[:3] == (0, 1, 42)
     assert _run(cache_dir)[:3] == (0, 1, 42)  # never trusted again until the key is private
+
+
+def test_a_copied_entry_is_checked_in_full_and_kept(cache_dir, tmp_path):
+    """Same bytes in a new inode (a backup restored): the stamp no longer matches, every
+    byte is hashed again, matches the seal, and the entry is used without a warning."""
+    import shutil
+
+    _run(cache_dir)
+    (cached,) = _cached_files(cache_dir)
+    shutil.copyfile(cached, tmp_path / "copy")
+    os.replace(tmp_path / "copy", cached)
+    os.chmod(cached, 0o600)
+    assert _run(cache_dir) == (1, 0, 42, "")
+    assert _run(cache_dir) == (1, 0, 42, "")  # stamped again: the cheap check from now on
+
+
+def test_the_small_hmac_is_hmac_sha256():
+    import hmac
+
+    from hugind.sandbox.cache_seal import small_hmac
+
+    for key in (b"k", b"k" * 32, b"k" * 64, b"k" * 100):
+        for msg in (b"", b"abc", b"x" * 1000):
+            assert small_hmac(key, msg) == hmac.new(key, msg, "sha256").digest()
