@@ -17,9 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hugind.errors import HostCallError, InvalidArgument, PermissionDenied
-from hugind.policy import fs as fs_rules
 from hugind.policy.audit import AuditLog
 from hugind.policy.boundary import Boundary, compile_boundary, internal_paths, refuse_conflicts
+from hugind.policy.fs import decide_fs, decide_read_held, may_write
 from hugind.policy.model import Denied, Policy
 from hugind.policy.resolver import Resolver, system_resolver
 
@@ -138,7 +138,7 @@ class PolicyEngine:
         """The resolved host path for ``op`` on the guest's ``path``, or PermissionDenied."""
         request = {"op": op, "path": path, "write": write}
         try:
-            real, rule = fs_rules.decide_fs(self.fs_view(), op, path, write=write)
+            real, rule = decide_fs(self.fs_view(), op, path, write=write)
         except Denied as denied:
             raise self._deny("filesystem", request, denied) from None
         self.record("filesystem", request, True, rule, used=real)
@@ -149,7 +149,7 @@ class PolicyEngine:
         caller closes it), or None when nothing exists there (see ``decide_read_held``)."""
         request = {"op": op, "path": path, "write": False}
         try:
-            real, rule, fd = fs_rules.decide_read_held(self.fs_view(), op, path)
+            real, rule, fd = decide_read_held(self.fs_view(), op, path)
         except Denied as denied:
             raise self._deny("filesystem", request, denied) from None
         self.record("filesystem", request, True, rule)
@@ -157,7 +157,7 @@ class PolicyEngine:
 
     def may_write(self, real: Path) -> bool:
         """For a path already resolved: inside a writable root? (no audit entry)"""
-        return fs_rules.may_write(self.fs_view(), real)
+        return may_write(self.fs_view(), real)
 
     def guest_path(self, real: Path) -> str:
         """How the guest sees a checked host path (relative to its cwd where possible)."""
