@@ -90,6 +90,9 @@ class BackendConfig:
     fallbacks: tuple[BackendConfig, ...] = field(default=(), repr=False)
     # A URL written in agent.yaml: the agent's network policy must admit it before use.
     from_agent: bool = False
+    # The addresses that policy checked for it (hugind.llm.endpoint.Pin): the client
+    # connects only there (set by hugind.backends once admitted; None: a trusted URL).
+    pin: Any = field(default=None, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -110,6 +113,7 @@ class BackendConfig:
             max_retries=self.max_retries,
             session_mode=self.session_mode,
             session_id=self.session_id,
+            **({"pin": self.pin} if self.pin is not None else {}),
             **kwargs,
         )
 
