@@ -43,6 +43,11 @@ class Unsealed(Exception):
     """A cache entry without a valid seal: never deserialized."""
 
 
+class NoSeal(Unsealed):
+    """An entry with no seal file at all: written by a hugind that did not seal (an older
+    version). Rebuilt like any unsealed entry, but without a warning: nothing was tampered."""
+
+
 def same(a: bytes, b: bytes) -> bool:
     """Constant-time comparison (``hmac.compare_digest`` is this very function; importing
     ``hmac`` would load OpenSSL on every cold start)."""
@@ -149,6 +154,8 @@ def check_entry(fd: int, path: Path, key: bytes) -> bytes | None:
         raise Unsealed
     try:
         raw = path.with_suffix(".mac").read_bytes()
+    except FileNotFoundError:
+        raise NoSeal from None
     except OSError:
         raise Unsealed from None
     seal, stamp_ok = Seal.decode(raw, key, path.stem)

@@ -34,7 +34,7 @@ from pathlib import Path
 import wasmtime
 
 from hugind.paths import cache_root
-from hugind.sandbox.cache_seal import Seal, Unsealed, bytes_mac, cache_key, check_entry, same, stamp_of
+from hugind.sandbox.cache_seal import NoSeal, Seal, Unsealed, bytes_mac, cache_key, check_entry, same, stamp_of
 from hugind.sha256 import sha256
 
 TICK_SECONDS = 0.005
@@ -223,6 +223,8 @@ def load_derived(
             module = _sealed_deserialize(engine, path, key)
             if module is not None:
                 cache_stats.hits += 1
+        except NoSeal:
+            pass  # an older hugind's entry: rebuilt and sealed below, silently
         except Unsealed:
             _warn_once(
                 path, f"the cached module {path} fails its integrity check (not written by hugind); rebuilding it"

@@ -187,3 +187,15 @@ def test_the_small_hmac_is_hmac_sha256():
     for key in (b"k", b"k" * 32, b"k" * 64, b"k" * 100):
         for msg in (b"", b"abc", b"x" * 1000):
             assert small_hmac(key, msg) == hmac.new(key, msg, "sha256").digest()
+
+
+def test_an_entry_without_a_seal_is_rebuilt_silently(cache_dir):
+    """An entry an older hugind wrote has no seal: never deserialized, rebuilt without a
+    warning (nothing was tampered with); a planted one without a seal goes the same way."""
+    _run(cache_dir)
+    (cached,) = _cached_files(cache_dir)
+    cached.with_suffix(".mac").unlink()
+    cached.write_bytes(_planted_module())
+    os.chmod(cached, 0o600)
+    assert _run(cache_dir) == (0, 1, 42, "")
+    assert _run(cache_dir) == (1, 0, 42, "")
