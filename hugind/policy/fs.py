@@ -184,10 +184,13 @@ def _forbidden(view: Boundary, real: str, root: FsRoot | None, tree: bool) -> st
 
     hugind's own files are off limits, and with ``tree`` (an op that moves,
     removes, writes or copies a whole entry) so is every parent of one: renaming
-    a parent would carry the file out to where the roots reach it."""
-    for d in view.internal_strs:
-        if within(real, d) or (tree and within(d, real)):
-            return "internal"
+    a parent would carry the file out to where the roots reach it. Asked only inside a
+    root: the boundary refuses every root that overlaps one of these files, so this
+    is the second line (outside every root, "outside the roots" is the answer)."""
+    if root is not None:
+        for d in view.internal_strs:
+            if within(real, d) or (tree and within(d, real)):
+                return "internal"
     specials = view.special_strs
     if real.startswith(specials):
         for special in specials:
