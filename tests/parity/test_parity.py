@@ -92,3 +92,20 @@ def test_the_matrix_covers_every_class_and_operation():
         assert layer in LAYERS and why
         if op in CLASSES[cls]:
             assert answer != POLICY[cls][op] or answer == NA, (layer, cls, op)
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_huginds_home_inside_a_root_is_refused_before_any_layer_acts(layer, tree, request, monkeypatch):
+    """The internal-dir-inside-a-root class has one answer in every layer: the run is
+    refused before any operation, naming the root and hugind's file."""
+    from hugind.policy.boundary import BoundaryConflict
+
+    home = tree.agent / "rw" / "home"
+    (home / "sessions").mkdir(parents=True)
+    (home / "config.yaml").write_text("api_key: sk-parity\n")
+    monkeypatch.setenv("HUGIND_HOME", str(home))
+    with pytest.raises(BoundaryConflict) as refused:
+        answers_of(layer, tree, request)
+    assert str(home / "config.yaml") in str(refused.value) and "HUGIND_HOME" in str(refused.value)
+    created = [c for c in tree.cells if c.op == "create" and Path(c.path).exists()]
+    assert created == []  # not one cell ran
