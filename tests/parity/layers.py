@@ -15,7 +15,6 @@ an unrelated error) is an "error" answer, which no expectation accepts.
 from __future__ import annotations
 
 import errno
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -146,10 +145,11 @@ def _errno_answer(code: int | None, refusals: dict[int, str]) -> Answer:
 
 # --- a confined child ------------------------------------------------------------------
 
+# Standard modules only python3-minimal has too (os, socket, sys): no json in the child.
 CHILD_PROBE = r"""
-import json, os, socket, stat, sys
-out = {}
-for cid, op, path, other in json.loads(sys.argv[1]):
+import os, socket, sys
+for spec in sys.argv[1:]:
+    cid, op, path, other = spec.split("|", 3)
     try:
         if op == "read":
             if os.path.isdir(path):
@@ -179,21 +179,18 @@ for cid, op, path, other in json.loads(sys.argv[1]):
                 s.connect(path)
             finally:
                 s.close()
-        out[cid] = 0
+        code = 0
     except OSError as exc:
-        out[cid] = exc.errno
-print(json.dumps(out))
+        code = exc.errno
+    print(cid, code, flush=True)
 """
 
 
 def run_child(tree: Tree) -> dict[str, Answer]:
     """The cells run by one Python probe, a confined child of a JS agent (the confinement
     mode is whatever HUGIND_BWRAP selects)."""
-    cells = [[c.id, c.op, c.path, c.other] for c in tree.cells]
-    body = (
-        f"const r = await spawn('python3', ['-c', {js(CHILD_PROBE)}, {js(json.dumps(cells))}], {{detailed: true}});"
-        "\nreturn r;"
-    )
+    cells = [f"{c.id}|{c.op}|{c.path}|{c.other}" for c in tree.cells]
+    body = f"return await spawn('python3', ['-c', {js(CHILD_PROBE)}, ...{js(cells)}], {{detailed: true}});"
     permissions = {
         **PERMISSIONS,
         "shell": {"allow": True, "whitelist": ["python3"], "working_dir": "rw", "timeout": 60},
@@ -203,5 +200,5 @@ def run_child(tree: Tree) -> dict[str, Answer]:
     assert isinstance(value, dict) and value.get("ok"), value
     result = value["value"]
     assert result["exit_code"] == 0, result
-    got = json.loads(result["stdout"])
-    return {c.id: _errno_answer(got.get(c.id), CHILD_REFUSALS) for c in tree.cells}
+    got = dict(line.split(" ", 1) for line in result["stdout"].splitlines() if " " in line)
+    return {c.id: _errno_answer(int(got[c.id]) if c.id in got else None, CHILD_REFUSALS) for c in tree.cells}
