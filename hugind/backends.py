@@ -56,10 +56,22 @@ def choose_backend(
     url = spec if _is_url(spec) else (spec.get("url") if isinstance(spec, dict) else None)
     if url:
         try:
-            policy.check_connect(url)  # the agent's author chose it: it is checked like a fetch
+            target = policy.check_connect(url)  # the agent's author chose it: it is checked like a fetch
         except PermissionDenied as err:
             raise _backend_denied(err, url) from None
+        # ... and connected to as a fetch is: only at the addresses just checked (no rebinding).
+        return (
+            (resolved or resolve_backend(spec, model=model))
+            .with_overrides(pin=_pin(target))
+            .for_agent(manifest.sampling)
+        )
     return (resolved or resolve_backend(spec, model=model)).for_agent(manifest.sampling)
+
+
+def _pin(target: Any) -> Any:
+    from hugind.llm.endpoint import Pin
+
+    return Pin.of(target)
 
 
 def _backend_denied(err: PermissionDenied, url: str) -> PermissionDenied:
@@ -173,13 +185,14 @@ class LlmService:
 
         sink, tracer = as_sink(self.events), make_tracer(self.trace)
 
-        def admit(fallback: BackendConfig) -> None:
+        def admit(fallback: BackendConfig) -> Any:
             if self.policy is None:
                 raise PermissionDenied(f"no network policy to admit the fallback {fallback.url}")
             try:
-                self.policy.check_connect(fallback.url)  # chosen by the agent's author: checked like a fetch
+                target = self.policy.check_connect(fallback.url)  # chosen by the agent's author: checked like a fetch
             except PermissionDenied as err:
                 raise _backend_denied(err, fallback.url) from None
+            return _pin(target)  # the fallback's client connects only there
 
         def switched(source: str, target: str | None, reason: str) -> None:
             if target is None:

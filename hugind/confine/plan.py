@@ -1,8 +1,10 @@
 """One policy, two enforcers: the plan a confined child runs under.
 
-:func:`plan_child` reads the same ``PolicyEngine`` that decides ``fs.*`` and
-``fetch`` calls and says what the child may see: the system directories a
-program needs to run (read-only, ``/etc`` without its secrets), the policy's
+:func:`plan_child` derives from the run's compiled boundary
+(``engine.fs_view()``, :mod:`hugind.policy.boundary`), the value that also
+decides ``fs.*`` calls and WASI preopens, and says what the child may see:
+the boundary's ``child_system`` directories a program needs to run
+(read-only, ``child_etc`` without ``child_etc_hidden``), the policy's
 readable roots (read-only), its writable roots (read-write, only in
 ``read-write`` and ``scratch`` modes), the program itself and its working
 directory; whether it gets a network (never a direct one); and its rlimits.
@@ -22,25 +24,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from hugind.confine.cwd import run_cwd
-from hugind.paths import internal_dirs
+from hugind.policy.boundary import CHILD_ETC_HIDDEN, CHILD_SYSTEM_DIRS
 
 MiB = 1024 * 1024
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
-# Files under /etc that hold secrets a child never needs (root-run hugind's
-# children could otherwise read them: they keep the caller's uid).
-ETC_SECRETS = (
-    "shadow",
-    "shadow-",
-    "gshadow",
-    "gshadow-",
-    "sudoers",
-    "sudoers.d",
-    "ssh",
-    "ssl/private",
-    "security/opasswd",
-    "krb5.keytab",
-    ".pwd.lock",
-)
+# The boundary's defaults, under their old names (the boundary's fields are what a plan reads).
+SYSTEM_DIRS = CHILD_SYSTEM_DIRS
+ETC_SECRETS = CHILD_ETC_HIDDEN
 MAX_PROCESSES = 256
 MAX_OPEN_FILES = 1024
 MIN_DATA_BYTES = 256 * MiB
@@ -77,7 +66,10 @@ class ChildPlan:
     rlimits: Rlimits = field(default_factory=Rlimits)
 
 
-def etc_secrets() -> tuple[str, ...]:
+def etc_secrets(engine: Any = None) -> tuple[str, ...]:
+    """The boundary's hidden ``/etc`` entries this machine has."""
+    if engine is not None:
+        return engine.fs_view().child_etc_secrets()
     return tuple(f"/etc/{name}" for name in ETC_SECRETS if os.path.lexists(f"/etc/{name}"))
 
 
@@ -100,7 +92,7 @@ def system_dirs(engine: Any) -> tuple[str, ...]:
     with _SYSTEM_LOCK:
         found = _SYSTEM.get(engine)
         if found is None:
-            found = _SYSTEM[engine] = tuple(d for d in SYSTEM_DIRS if _real_dir(d))
+            found = _SYSTEM[engine] = tuple(d for d in engine.fs_view().child_system if _real_dir(d))
     return found
 
 
@@ -193,16 +185,20 @@ class View:
 def child_view(engine: Any, program: str | None = None, cwd: str | None = None) -> View:
     """The view of the policy; a ``program`` or ``cwd`` outside it is added read-only.
     Without them: the run's shared view (what a zygote holds for all its commands)."""
+    boundary = engine.fs_view()
     readable, writable = fs_grants(engine)
-    internal = tuple(str(d) for d in internal_dirs())
     network = "proxy" if engine.policy.net.allow else "none"
     roots = (tuple(readable), tuple(writable))
-    return _compose(system_dirs(engine), *roots, program, cwd, internal, etc_secrets(), network)
+    internal = boundary.internal_strs
+    return _compose(
+        system_dirs(engine), boundary.child_etc, *roots, program, cwd, internal, etc_secrets(engine), network
+    )
 
 
 @functools.lru_cache(maxsize=64)
 def _compose(
     system: tuple[str, ...],
+    etc: str,
     readable: tuple[str, ...],
     writable_roots: tuple[str, ...],
     program: str | None,
@@ -213,12 +209,15 @@ def _compose(
 ) -> View:
     """The view from what the file system said just now: a pure function of its
     arguments (every one of them looked up afresh by the caller), hence remembered."""
-    read = [*system, "/etc", *readable]
+    read = [*system, etc, *readable]
     if program and not _inside(program, read):
         read.append(program)
     if cwd is not None and not _inside(cwd, read + list(writable_roots)):
         read.append(cwd)
-    writable = _dedupe(list(writable_roots))
+    # Nothing inside hugind's own files is ever granted (a cwd or program in there included).
+    internal_list = list(internal)
+    read = [p for p in read if not _inside(p, internal_list)]
+    writable = _dedupe([p for p in writable_roots if not _inside(p, internal_list)])
     # A readable path inside a writable root is writable by the policy: no ro bind over it.
     read = [p for p in _dedupe(read) if not _inside(p, writable)]
     granted = read + writable

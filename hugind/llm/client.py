@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from hugind import jsontext
 from hugind.errors import BackendError, LimitExceeded
-from hugind.llm.endpoint import SESSION_HEADER, SESSION_MODES, api_base
+from hugind.llm.endpoint import SESSION_HEADER, SESSION_MODES, Pin, api_base
 from hugind.llm.errors import (
     BackendCallError,
     BackendConfigError,
@@ -59,6 +59,7 @@ class ChatClient:
         connect_timeout: float = 10.0,
         stream_usage: bool = True,
         sampling: SamplingRules | None = None,
+        pin: Pin | None = None,
     ) -> None:
         if session_mode not in SESSION_MODES:
             raise BackendConfigError(f"session_mode must be one of {', '.join(SESSION_MODES)}")
@@ -90,7 +91,14 @@ class ChatClient:
         self._timeout = timeout
         import httpx
 
+        transport = None
+        if pin is not None:  # an agent's URL: connect only to what its network policy checked
+            from hugind.llm.pinned import pinned_transport
+
+            transport = pinned_transport(pin, _tls_context())
+        self.pin = pin
         self._http = httpx.Client(
+            transport=transport,
             verify=_tls_context(),
             headers=base_headers,
             timeout=httpx.Timeout(timeout, connect=min(connect_timeout, timeout)),

@@ -102,6 +102,9 @@ class BackendConfig:
     from_agent: bool = False
     sampling: Mapping[str, Any] = field(default_factory=dict)  # the user's (config.yaml): bounds
     agent_sampling: Mapping[str, Any] = field(default_factory=dict)  # agent.yaml's: defaults inside them
+    # The addresses that policy checked for it (hugind.llm.endpoint.Pin): the client
+    # connects only there (set by hugind.backends once admitted; None: a trusted URL).
+    pin: Any = field(default=None, repr=False, compare=False)
 
     @property
     def label(self) -> str:
@@ -132,6 +135,7 @@ class BackendConfig:
             max_retries=self.max_retries,
             session_mode=self.session_mode,
             session_id=self.session_id,
+            **({"pin": self.pin} if self.pin is not None else {}),
             **kwargs,
         )
 

@@ -3,6 +3,8 @@ kept apart so that resolving one (which every run does) loads no HTTP code."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 from hugind.llm.errors import BackendConfigError
@@ -27,3 +29,25 @@ def api_base(url: str) -> str:
     if not parts.path:
         text += "/v1"
     return text
+
+
+@dataclass(frozen=True)
+class Pin:
+    """The addresses the network policy checked for a backend URL an agent chose.
+
+    The client connects only to these (``hugind.llm.client.PinnedTransport``), the way
+    ``net.fetch`` does: the Host header, TLS SNI and certificate name stay ``host``, so
+    a second DNS answer (rebinding) can never redirect the connection."""
+
+    scheme: str
+    host: str
+    port: int
+    addresses: tuple[str, ...]
+
+    @classmethod
+    def of(cls, target: Any) -> Pin:
+        """From the policy's checked target (``hugind.policy.net.NetTarget``)."""
+        return cls(target.scheme, target.host, target.port, tuple(target.addresses))
+
+    def origin(self) -> tuple[str, str, int]:
+        return (self.scheme, self.host, self.port)

@@ -65,13 +65,13 @@ class FallbackClient:
         self,
         chain: Sequence[BackendConfig],
         *,
-        admit: Callable[[BackendConfig], None] | None = None,
+        admit: Callable[[BackendConfig], Any] | None = None,
         on_switch: SwitchHook | None = None,
     ) -> None:
         if not chain:
             raise ValueError("a fallback chain needs at least one backend")
         self.chain = list(chain)
-        self.admit = admit  # raises PermissionDenied for a URL the agent's policy refuses
+        self.admit = admit  # raises PermissionDenied for a URL the agent's policy refuses, else returns its pin
         self.on_switch = on_switch
         self.index = 0
         self._clients: dict[int, ChatClient] = {}
@@ -120,7 +120,9 @@ class FallbackClient:
             candidate = self.current
             if candidate.from_agent and self.admit is not None:
                 try:
-                    self.admit(candidate)
+                    pin = self.admit(candidate)
+                    if pin is not None:  # connect only to the addresses the policy checked
+                        self.chain[self.index] = replace(candidate, pin=pin)
                 except PermissionDenied as denied:
                     refused.append(f"fallback {candidate.url} refused: {denied.message}")
                     self._tell(candidate.label, None, denied.message)

@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from hugind.errors import HostCallError, InvalidArgument, PermissionDenied
-from hugind.policy import fs as fs_rules
 from hugind.policy.audit import AuditLog
+from hugind.policy.boundary import Boundary, compile_boundary, internal_paths, refuse_conflicts
+from hugind.policy.fs import decide_fs, decide_read_held, may_write
 from hugind.policy.model import Denied, Policy
 from hugind.policy.resolver import Resolver, system_resolver
 
@@ -44,7 +45,11 @@ class PolicyEngine:
         self._scratch: Path | None = None
         self._closed = False
         self._warned: set[str] = set()
-        self._view: fs_rules.FsView | None = None  # the run's roots, fixed once the scratch dir exists
+        self._view: Boundary | None = None  # the run's roots, fixed once the scratch dir exists
+        # hugind's own files (and this run's audit log): a root overlapping one is refused
+        # here, before anything runs (BoundaryConflict, exit 2).
+        self.internal = internal_paths(getattr(self.audit, "path", None))
+        refuse_conflicts(policy.fs, self.internal)
         # The manifest's declared env (resolved): what a child gets without env_clear.
         self.declared_env: dict[str, str] = {}
         # ``hugind run --learn``: told of every decision, with what an allowed one
@@ -79,11 +84,12 @@ class PolicyEngine:
     def shell_cwd(self) -> Path:
         return self.policy.shell.working_dir or self.fs_cwd
 
-    def fs_view(self) -> fs_rules.FsView:
-        """The roots in force (built once per run: they change only when the run ends)."""
+    def fs_view(self) -> Boundary:
+        """The run's compiled boundary, which every layer derives from (built once per run:
+        it changes only when the run ends)."""
         view = self._view
         if view is None or self._closed:
-            view = fs_rules.FsView(self.policy.fs, self.fs_cwd, self.scratch_dir)
+            view = compile_boundary(self.policy.fs, self.fs_cwd, self.scratch_dir, self.internal)
             with self._lock:
                 if not self._closed:
                     self._view = view
@@ -132,7 +138,7 @@ class PolicyEngine:
         """The resolved host path for ``op`` on the guest's ``path``, or PermissionDenied."""
         request = {"op": op, "path": path, "write": write}
         try:
-            real, rule = fs_rules.decide_fs(self.fs_view(), op, path, write=write)
+            real, rule = decide_fs(self.fs_view(), op, path, write=write)
         except Denied as denied:
             raise self._deny("filesystem", request, denied) from None
         self.record("filesystem", request, True, rule, used=real)
@@ -143,7 +149,7 @@ class PolicyEngine:
         caller closes it), or None when nothing exists there (see ``decide_read_held``)."""
         request = {"op": op, "path": path, "write": False}
         try:
-            real, rule, fd = fs_rules.decide_read_held(self.fs_view(), op, path)
+            real, rule, fd = decide_read_held(self.fs_view(), op, path)
         except Denied as denied:
             raise self._deny("filesystem", request, denied) from None
         self.record("filesystem", request, True, rule)
@@ -151,7 +157,7 @@ class PolicyEngine:
 
     def may_write(self, real: Path) -> bool:
         """For a path already resolved: inside a writable root? (no audit entry)"""
-        return fs_rules.may_write(self.fs_view(), real)
+        return may_write(self.fs_view(), real)
 
     def guest_path(self, real: Path) -> str:
         """How the guest sees a checked host path (relative to its cwd where possible)."""

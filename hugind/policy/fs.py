@@ -18,77 +18,30 @@ fraction of ``PurePath.is_relative_to``.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
 
-from hugind.paths import internal_dirs
-from hugind.policy.model import Denied, FsPolicy, FsRoot
+from hugind.policy.boundary import SCRATCH_SPEC, SPECIAL_DIRS, Boundary, within
+from hugind.policy.model import Denied, FsRoot
 
-SPECIAL_DIRS = (Path("/proc"), Path("/sys"), Path("/dev"))
 MAX_PATH_BYTES = 4096
 MAX_NAME_BYTES = 255
 ENTRY_OPS = frozenset({"remove", "rename", "lstat"})  # act on the entry, not its target
 ROOT_PROTECTED_OPS = frozenset({"remove", "rename"})
-SCRATCH_SPEC = "<scratch>"
-_SPECIAL_STRS = tuple(str(d) for d in SPECIAL_DIRS)  # also a prefix filter: within() implies startswith
+# Reads that take a whole tree with them: like a write, refused on a parent of hugind's files.
+TREE_READ_OPS = frozenset({"copy"})
+# The compiled boundary is the view of the roots every check reads (the old name stays).
+FsView = Boundary
 
-
-def within(path: str, root: str) -> bool:
-    """``PurePosixPath(path).is_relative_to(root)`` for normalized absolute paths
-    (``str`` of a ``Path``), decided on components: ``/data`` does not contain ``/data-evil``."""
-    if path.startswith("//") or root.startswith("//"):
-        # POSIX keeps a leading "//" as a root of its own: let pathlib decide those.
-        return Path(path).is_relative_to(root)
-    return path == root or path.startswith(root if root.endswith("/") else root + "/")
-
-
-@dataclass(frozen=True)
-class FsView:
-    """The roots in force for one run (the scratch dir exists only in scratch mode)."""
-
-    policy: FsPolicy
-    cwd: Path
-    scratch: Path | None = None
-
-    @property
-    def readable(self) -> tuple[FsRoot, ...]:
-        extra = (FsRoot(SCRATCH_SPEC, self.scratch),) if self.scratch else ()
-        return self.policy.read + self.policy.write + extra
-
-    @property
-    def writable(self) -> tuple[FsRoot, ...]:
-        if self.policy.mode == "read-write":
-            return self.policy.write
-        if self.policy.mode == "scratch" and self.scratch:
-            return (FsRoot(SCRATCH_SPEC, self.scratch),)
-        return ()
-
-    @cached_property
-    def readable_strs(self) -> tuple[tuple[str, FsRoot], ...]:
-        return tuple((str(r.path), r) for r in self.readable)
-
-    @cached_property
-    def writable_strs(self) -> tuple[tuple[str, FsRoot], ...]:
-        return tuple((str(r.path), r) for r in self.writable)
-
-    @cached_property
-    def internal_strs(self) -> tuple[str, ...]:
-        """``internal_dirs()`` as strings, fixed for the run like the roots."""
-        return tuple(str(d) for d in internal_dirs())
-
-    @cached_property
-    def cwd_str(self) -> str:
-        return str(self.cwd)
-
-    def guest_view(self, real: Path) -> str:
-        """How the guest should see a checked path: relative to its cwd, else absolute."""
-        text, cwd = str(real), self.cwd_str
-        if text == cwd:
-            return "."
-        if within(text, cwd):
-            return str(real.relative_to(self.cwd))
-        return text
+__all__ = [
+    "ENTRY_OPS",
+    "SCRATCH_SPEC",
+    "SPECIAL_DIRS",
+    "FsView",
+    "decide_fs",
+    "decide_read_held",
+    "may_write",
+    "within",
+]
 
 
 def _op_name(op: str) -> str:
@@ -226,12 +179,21 @@ def _root_of(real: str, roots: tuple[tuple[str, FsRoot], ...]) -> FsRoot | None:
     return best
 
 
-def _forbidden(real: str, root: FsRoot | None, internal: tuple[str, ...]) -> str | None:
-    """Why ``real`` is off limits whatever the roots say: "internal", a special dir, or None."""
-    if real.startswith(internal) and any(within(real, d) for d in internal):
-        return "internal"
-    if real.startswith(_SPECIAL_STRS):
-        for special in _SPECIAL_STRS:
+def _forbidden(view: Boundary, real: str, root: FsRoot | None, tree: bool) -> str | None:
+    """Why ``real`` is off limits whatever the roots say: "internal", a special dir, or None.
+
+    hugind's own files are off limits, and with ``tree`` (an op that moves,
+    removes, writes or copies a whole entry) so is every parent of one: renaming
+    a parent would carry the file out to where the roots reach it. Asked only inside a
+    root: the boundary refuses every root that overlaps one of these files, so this
+    is the second line (outside every root, "outside the roots" is the answer)."""
+    if root is not None:
+        for d in view.internal_strs:
+            if within(real, d) or (tree and within(d, real)):
+                return "internal"
+    specials = view.special_strs
+    if real.startswith(specials):
+        for special in specials:
             if within(real, special) and (root is None or not within(str(root.path), special)):
                 return special
     return None
@@ -257,7 +219,7 @@ def _rule_for(view: FsView, name: str, path: str, real_str: str, write: bool) ->
     """The rule allowing ``name`` on the resolved ``real_str``, or Denied."""
     roots = view.writable_strs if write else view.readable_strs
     root = _root_of(real_str, roots)
-    forbidden = _forbidden(real_str, root, view.internal_strs)
+    forbidden = _forbidden(view, real_str, root, write or name in TREE_READ_OPS)
     if forbidden is None and root is not None and name not in ROOT_PROTECTED_OPS:
         return f"filesystem.{'write' if write else 'read'}:{root.spec}"  # allowed: no message to build
     shown = repr(path)
@@ -265,7 +227,7 @@ def _rule_for(view: FsView, name: str, path: str, real_str: str, write: bool) ->
         raise Denied(
             "filesystem.internal",
             f"filesystem: {name} {shown} denied: hugind's own files (cache, engine, backend config, saved "
-            "sessions) are never reachable",
+            "sessions, audit log) and their parents are never reachable",
         )
     if forbidden is not None:
         raise Denied(
@@ -314,4 +276,4 @@ def may_write(view: FsView, real: Path) -> bool:
     """Whether an already-resolved path lies in a writable root (no special dir)."""
     text = str(real)
     root = _root_of(text, view.writable_strs)
-    return root is not None and _forbidden(text, root, view.internal_strs) is None
+    return root is not None and _forbidden(view, text, root, True) is None

@@ -2,15 +2,15 @@
 
 Part of the policy model (``hugind.policy.model`` names them too), in a module of
 their own so that a run whose policy lists no hosts never creates the two classes.
+A leaf: it imports nothing of the policy package (the model imports it, lazily).
 """
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from hugind.policy.model import IPNetwork
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 @dataclass(frozen=True)

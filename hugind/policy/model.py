@@ -8,7 +8,6 @@ or performs I/O.
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,8 +19,6 @@ MiB = 1024 * 1024
 
 # Ordered from most to least restrictive; a preset caps the manifest's mode.
 FS_MODES: tuple[str, ...] = ("none", "read-only", "scratch", "read-write")
-
-IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
 @dataclass(frozen=True)
@@ -114,11 +111,11 @@ class Denied(Exception):
 
 
 def __getattr__(name: str) -> Any:
-    """``DomainRule`` and ``IpRule``, still names of this module, are made by the first
+    """``DomainRule``, ``IpRule`` (and ``IPNetwork``), still names of this module, are made by the first
     import that asks for them: only a policy with host lists has any, and each dataclass
     costs a cold run ~1 ms to create (see docs/design.md, "A cold hugind run")."""
-    if name in ("DomainRule", "IpRule"):
-        from hugind.policy import host_rules
+    if name in ("DomainRule", "IpRule", "IPNetwork"):
+        import importlib
 
-        return getattr(host_rules, name)
+        return getattr(importlib.import_module("hugind.policy.host_rules"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -15,7 +15,8 @@ import ipaddress
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from hugind.policy.model import Denied, DomainRule, IPNetwork, IpRule, NetPolicy
+from hugind.policy.host_rules import DomainRule, IPNetwork, IpRule
+from hugind.policy.model import Denied, NetPolicy
 from hugind.policy.resolver import Resolver, system_resolver  # noqa: F401  (named here too)
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address

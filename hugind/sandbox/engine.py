@@ -10,8 +10,15 @@ costs ~0.5 s for the JS engine while deserializing costs well under 1 ms.
 Deserializing runs native code, so the cache is treated as sensitive: it
 lives in a directory only the current user can write, files are written
 atomically, and a file is used only if its owner and mode still say nobody
-else could have written it. Agents never get a filesystem view of it (the
-policy denies it explicitly).
+else could have written it **and** its bytes carry a valid HMAC-SHA256 under
+a per-user key (``<cache>/modules.key``, 0600, made on first use). The seal is
+kept beside the entry (``.mac``) and binds its bytes to its name, so neither a
+planted file nor another module's file under this name is ever run: a
+mismatch rebuilds the module with one warning (``cache_seal.py`` says how a
+cold start checks it without hashing 7.7 MB). The inode checked is the very
+inode then deserialized (one open, ``/proc/self/fd``). No agent ever
+has a filesystem view of the cache or the key: a policy root overlapping the
+cache dir is refused before the run (``hugind/policy/boundary.py``).
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ from pathlib import Path
 import wasmtime
 
 from hugind.paths import cache_root
+from hugind.sandbox.cache_seal import NoSeal, Seal, Unsealed, bytes_mac, cache_key, check_entry, same, stamp_of
 from hugind.sha256 import sha256
 
 TICK_SECONDS = 0.005
@@ -108,12 +116,59 @@ def _private_dir(path: Path) -> Path | None:
     return path
 
 
-def _trusted_file(path: Path) -> bool:
+def _sealed_deserialize(engine: wasmtime.Engine, path: Path, key: bytes) -> wasmtime.Module | None:
+    """The module in ``path`` if hugind sealed it (None: no entry); ``Unsealed`` if the
+    entry is not ours; a WasmtimeError if wasmtime refuses bytes we wrote. The file is
+    opened once: the inode checked is the inode deserialized (through ``/proc/self/fd``)."""
     try:
-        st = path.lstat()
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
     except OSError:
-        return False
-    return stat.S_ISREG(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o022
+        raise Unsealed from None
+    try:
+        renewed = check_entry(fd, path, key)
+        via = f"/proc/self/fd/{fd}"
+        if os.path.exists(via):
+            module = wasmtime.Module.deserialize_file(engine, via)
+        else:  # no /proc: the bytes read through this fd, checked in full again
+            with open(fd, "rb", closefd=False) as f:
+                data = f.read()
+            if not same(
+                bytes_mac(key, path.stem, data),
+                Seal.decode(path.with_suffix(".mac").read_bytes(), key, path.stem)[0].bytes_mac,
+            ):
+                raise Unsealed
+            module = wasmtime.Module.deserialize(engine, data)
+    finally:
+        os.close(fd)
+    if renewed is not None:
+        _write_atomically(path.with_suffix(".mac"), renewed)
+    return module
+
+
+def _store_sealed(path: Path, key: bytes, data: bytes) -> None:
+    """Write entry ``path`` and its seal. The seal first, without a stamp: a reader in
+    between hashes the bytes in full rather than warn; then, once the entry is in
+    place, the seal with the stamp of the inode this process wrote."""
+    mac = bytes_mac(key, path.stem, data)
+    _write_atomically(path.with_suffix(".mac"), Seal(mac).encode(key, path.stem))
+    ino = _write_atomically(path, data)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return
+    if ino is not None and st.st_ino == ino:
+        _write_atomically(path.with_suffix(".mac"), Seal(mac, stamp_of(st)).encode(key, path.stem))
+
+
+_warned: set[Path] = set()
+
+
+def _warn_once(path: Path, message: str) -> None:
+    if path not in _warned:
+        _warned.add(path)
+        sys.stderr.write(f"hugind: warning: {message}\n")
 
 
 @dataclass
@@ -160,34 +215,45 @@ def load_derived(
     engine = get_engine(config)
     name = sha256(f"{_WASMTIME_VERSION}|{config.key()}|{key}".encode()).hexdigest()
     directory = _private_dir(cache_root() / "modules") if disk_cache else None
-    path = directory / f"{name}.cwasm" if directory else None
+    key = cache_key(directory) if directory else None
+    path = directory / f"{name}.cwasm" if directory and key else None
     module = None
-    if path is not None and _trusted_file(path):
+    if path is not None and key is not None and os.path.lexists(path):
         try:
-            module = wasmtime.Module.deserialize_file(engine, str(path))
-            cache_stats.hits += 1
+            module = _sealed_deserialize(engine, path, key)
+            if module is not None:
+                cache_stats.hits += 1
+        except NoSeal:
+            pass  # an older hugind's entry: rebuilt and sealed below, silently
+        except Unsealed:
+            _warn_once(
+                path, f"the cached module {path} fails its integrity check (not written by hugind); rebuilding it"
+            )
         except wasmtime.WasmtimeError:
             module = None  # stale or corrupt: recompile and overwrite below
             if what:
-                sys.stderr.write(f"hugind: warning: the cached {what} ({path}) is corrupt; rebuilding it\n")
+                _warn_once(path, f"the cached {what} ({path}) is corrupt; rebuilding it")
     if module is None:
         cache_stats.misses += 1
         module = wasmtime.Module(engine, produce())
-        if path is not None:
-            _write_atomically(path, module.serialize())
+        if path is not None and key is not None:
+            _store_sealed(path, key, module.serialize())
     with _memory_lock:
         _memory_cache[mem_key] = module
     return module
 
 
-def _write_atomically(path: Path, data: bytes) -> None:
+def _write_atomically(path: Path, data: bytes) -> int | None:
+    """Write ``path`` whole or not at all; the inode number written, None on failure."""
     import tempfile  # only the first run on a machine writes: the others skip its import
 
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
         with os.fdopen(fd, "wb") as f:
             f.write(data)
+            ino = os.fstat(f.fileno()).st_ino
         os.chmod(tmp, 0o600)
         os.replace(tmp, path)
+        return ino
     except OSError:
-        pass  # caching is an optimisation; a read-only home must not fail runs
+        return None  # caching is an optimisation; a read-only home must not fail runs

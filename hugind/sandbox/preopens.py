@@ -12,9 +12,14 @@ policy says:
   the scratch dir ``/scratch``, a root elsewhere its absolute path;
 * a root that is a file cannot be preopened alone and is left out (its
   parent would expose siblings);
-* a root containing ``/proc``, ``/sys``, ``/dev`` or hugind's own cache is
-  refused: WASI cannot carve an exception out of a preopen, unlike the
-  policy's own checks.
+* a root containing one of the boundary's ``special`` dirs (``/proc``,
+  ``/sys``, ``/dev``) or one of hugind's own files, or lying inside one of
+  those files, is refused: WASI cannot carve an exception out of a preopen,
+  unlike the policy's own checks. (The policy already refuses a root that
+  overlaps hugind's files before the run; this is the second line.)
+
+Everything comes from the run's compiled boundary (``engine.fs_view()``);
+this module has no paths of its own.
 """
 
 from __future__ import annotations
@@ -23,9 +28,6 @@ from pathlib import Path
 from typing import Any
 
 from hugind.errors import UsageError
-from hugind.paths import internal_dirs
-
-SPECIAL = (Path("/proc"), Path("/sys"), Path("/dev"))
 
 
 def _guest_name(path: Path, agent_root: Path, scratch: Path | None) -> str:
@@ -43,14 +45,15 @@ def preopens_for(engine: Any, agent_root: Path) -> list[tuple[Path, str, bool]]:
         return []
     view = engine.fs_view()
     writable = {root.path for root in view.writable}
-    scratch = engine.scratch_dir
+    scratch = view.scratch
     root = agent_root.resolve()
     out: dict[Path, tuple[Path, str, bool]] = {}
     for fs_root in (*view.readable, *view.writable):
         path = fs_root.path
         if not path.is_dir() or path in out:
             continue
-        hidden = [d for d in (*SPECIAL, *internal_dirs()) if d.is_relative_to(path)]
+        hidden = [d for d in (*view.special, *view.internal) if d.is_relative_to(path)]
+        hidden += [d for d in view.internal if path.is_relative_to(d)]
         if hidden:
             raise UsageError(
                 f"filesystem root '{fs_root.spec}' contains {hidden[0]}, which a raw .wasm agent would see "

@@ -6,6 +6,7 @@ what the kernel then does).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from hugind.confine.landlock import carve
 from hugind.confine.plan import SYSTEM_DIRS, plan_child
 from hugind.paths import engine_dir
 from hugind.policy import PolicyEngine, build_policy
+from hugind.policy.boundary import BoundaryConflict
 
 
 def engine_for(root: Path, permissions: dict, mode: str | None = None) -> PolicyEngine:
@@ -65,9 +67,24 @@ def test_system_dirs_and_etc_secrets(root):
         assert "/etc/shadow" in plan.hide
 
 
-def test_hugind_files_inside_a_granted_root_are_hidden(root):
-    package = str(engine_dir().parent)
-    plan = plan_child(engine_for(root, {"filesystem": {"read": [package]}}), ["/bin/echo"], str(root), {})
+class InstalledInSystemDir(PolicyEngine):
+    """hugind installed inside a directory children read (``/usr/lib/python3/...``): the
+    boundary's ``child_system`` then contains its engine."""
+
+    def fs_view(self):  # type: ignore[override]
+        view = super().fs_view()
+        return dataclasses.replace(view, child_system=(*view.child_system, str(engine_dir().parent)))
+
+
+def test_a_root_containing_hugind_files_is_refused(root):
+    with pytest.raises(BoundaryConflict):
+        engine_for(root, {"filesystem": {"read": [str(engine_dir().parent)]}})
+
+
+def test_hugind_files_inside_a_system_dir_are_hidden(root):
+    engine = InstalledInSystemDir(build_policy({}, runtime_fs_mode=None, agent_root=root))
+    plan = plan_child(engine, ["/bin/echo"], str(root), {})
+    assert str(engine_dir().parent) in plan.read
     assert os.path.realpath(engine_dir()) in plan.hide
 
 
@@ -110,8 +127,9 @@ def _mount_order(argv: list[str]) -> list[tuple[str, str]]:
 
 
 def test_bwrap_mounts_parents_first_and_hides_last(root):
-    perms = {"filesystem": {"read": [str(engine_dir().parent), "data"], "write": ["out"]}}
-    plan = plan_child(engine_for(root, perms), ["/bin/echo", "hi"], str(root), {})
+    perms = {"filesystem": {"read": ["data"], "write": ["out"]}}
+    engine = InstalledInSystemDir(build_policy(perms, runtime_fs_mode=None, agent_root=root))
+    plan = plan_child(engine, ["/bin/echo", "hi"], str(root), {})
     argv = bwrap_argv(plan, "/usr/bin/bwrap", "/usr/bin/prlimit", None)
     order = _mount_order(argv)
     where = {target: i for i, (_, target) in enumerate(order)}

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hugind.errors import PermissionDenied
+from hugind.policy.boundary import BoundaryConflict
 
 
 def _open_fds() -> set[str]:
@@ -95,26 +96,15 @@ def test_entry_ops_cannot_take_the_held_path(harness, tree):
 
 
 def test_the_users_backend_config_and_saved_sessions_are_never_reachable(harness, agent_root, monkeypatch):
-    # $HUGIND_HOME inside a readable root: its config (API keys) and other runs'
-    # conversations stay out of reach; the rest of it (skills) does not.
+    # $HUGIND_HOME inside a readable root: carving its config (API keys) and other
+    # runs' conversations out of the root left its parent open to fs.rename (#26);
+    # such a policy is now refused before the run, naming both paths.
     home = agent_root / "home"
     (home / "sessions" / "abc").mkdir(parents=True)
-    (home / "sessions" / "abc" / "state.json").write_text('{"messages": ["secret talk"]}')
     (home / "config.yaml").write_text("backends: {a: {url: 'http://127.0.0.1:1', api_key: sk-secret}}\n")
-    (home / "skills").mkdir()
-    (home / "skills" / "note.md").write_text("fine")
     monkeypatch.setenv("HUGIND_HOME", str(home))
-    h = harness({"filesystem": {"read": ["home"], "write": ["home"]}}, mode="read-write")
-    for op, path in [
-        ("fs.read_text", "home/config.yaml"),
-        ("fs.exists", "home/config.yaml"),
-        ("fs.read_text", "home/sessions/abc/state.json"),
-        ("fs.list_dir", "home/sessions"),
-        ("fs.write_text", "home/sessions/abc/state.json"),
-    ]:
-        args = {"path": path, "data": "x"} if op == "fs.write_text" else {"path": path}
-        err = h.fails(op, **args)
-        assert isinstance(err, PermissionDenied), (op, path, err)
-        assert "never reachable" in err.message
-    assert h.call("fs.read_text", path="home/skills/note.md") == "fine"
-    assert "config.yaml" in h.call("fs.list_dir", path="home")  # its name is visible, its content is not
+    with pytest.raises(BoundaryConflict) as refused:
+        harness({"filesystem": {"read": ["home"], "write": ["home"]}}, mode="read-write")
+    assert refused.value.exit_code == 2
+    assert str(home) in str(refused.value) and str(home / "config.yaml") in str(refused.value)
+    assert "HUGIND_HOME" in str(refused.value)

@@ -14,6 +14,7 @@ from policy_vectors import FS_POLICY, FS_READ_ESCAPES, FS_WRITE_ESCAPES, build_f
 
 from hugind.errors import HostIOError, InvalidArgument, LimitHit, NotFound, PermissionDenied
 from hugind.host import fs
+from hugind.policy import build_policy
 
 
 @pytest.fixture
@@ -149,12 +150,22 @@ def test_proc_is_allowed_only_when_listed(harness, agent_root):
 
 
 def test_root_listing_slash_still_keeps_special_dirs_out(harness, agent_root):
-    h = harness({"filesystem": {"read": ["/"]}})
-    assert h.call("fs.exists", path="/etc/passwd") is True  # "/" really is readable
-    assert h.audit[-1]["decision"] == "allow" and h.audit[-1]["rule"] == "filesystem.read:/"
-    assert h.call("fs.exists", path="/etc/no-such-file") is False
+    # "/" contains hugind's own files, so such a policy is refused before the run (#26);
+    # the special-dir rule is checked on the compiled boundary alone.
+    from hugind.policy.boundary import Boundary, BoundaryConflict
+    from hugind.policy.fs import decide_fs
+    from hugind.policy.model import Denied
+
+    with pytest.raises(BoundaryConflict):
+        harness({"filesystem": {"read": ["/"]}})
+    policy = build_policy({"filesystem": {"read": ["/"]}}, runtime_fs_mode=None, agent_root=agent_root)
+    view = Boundary(policy.fs, agent_root, None, ())
+    assert Path("/etc/passwd").exists()  # "/" really would be readable, by its own rule
+    assert decide_fs(view, "fs.exists", "/etc/passwd", write=False)[1] == "filesystem.read:/"
     for path in ("/proc/self/environ", "/sys/kernel", "/dev/null"):
-        assert h.fails("fs.exists", path=path).message.endswith("is off limits unless listed explicitly")
+        with pytest.raises(Denied) as denied:
+            decide_fs(view, "fs.exists", path, write=False)
+        assert denied.value.message.endswith("is off limits unless listed explicitly")
 
 
 def test_mode_none_denies_everything(harness, layout):

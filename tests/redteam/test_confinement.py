@@ -23,6 +23,7 @@ import pytest
 
 from hugind.confine.probe import capabilities
 from hugind.paths import engine_dir
+from hugind.policy.boundary import BoundaryConflict
 from tests.redteam.helpers import js, probe_source, run_attack, write_manifest
 from tests.support.processes import marker, wait_gone, wait_present
 
@@ -161,18 +162,13 @@ def test_read_only_mode_makes_the_roots_read_only_for_children(agent_dir, mode):
 
 
 def test_a_child_cannot_read_hugind_engine_even_inside_a_readable_root(attack, mode):
-    # The root contains hugind's engine dir: bwrap hides it under an empty tmpfs, Landlock carves it out.
+    # A root containing hugind's engine dir is refused before the run (#26: a carve-out
+    # left its parent open to rename); the engine is never in any child's view.
     package = engine_dir().parent
-    engine_file = engine_dir() / "BUILD_INFO.json"
-    assert engine_file.exists()
-    out = attack(
-        runs(f"cat {engine_file}", f"ls {engine_dir()}", f"head -c 20 {package / '__init__.py'}"),
-        shell(["cat", "ls", "head"], filesystem={"read": [str(package)]}),
-    )
-    read_engine, list_engine, read_package = out.value["value"]
-    assert read_engine["exit_code"] != 0 and "engine_sha256" not in read_engine["stdout"]
-    assert "hugind-js.wasm" not in list_engine["stdout"]
-    assert read_package["exit_code"] == 0 and read_package["stdout"]  # the rest of the root stays readable
+    with pytest.raises(BoundaryConflict, match="hugind's own"):
+        attack(runs(f"ls {engine_dir()}"), shell(["ls"], filesystem={"read": [str(package)]}))
+    out = attack(runs(f"ls {engine_dir()}"), shell(["ls"], filesystem={"read": ["."]}))
+    assert out.value["value"][0]["exit_code"] != 0 and "hugind-js.wasm" not in out.value["value"][0]["stdout"]
 
 
 def test_a_child_cannot_read_hugind_cache(attack, mode):
@@ -185,25 +181,27 @@ def test_a_child_cannot_read_hugind_cache(attack, mode):
 
 
 def test_a_child_cannot_read_the_users_backend_config_or_sessions(agent_dir, attack, mode, monkeypatch):
-    # $HUGIND_HOME inside the readable root: its config.yaml (API keys) and the saved
-    # sessions (other runs' conversations) are hidden from children as from fs.*.
+    # $HUGIND_HOME inside the readable root is refused before the run (#26); beside it,
+    # its config.yaml (API keys) and saved sessions are outside every child's view.
     root = agent_dir()
     home = root / "home"
     (home / "sessions" / "s1").mkdir(parents=True)
-    (home / "sessions" / "s1" / "state.json").write_text("other run's conversation")
     (home / "config.yaml").write_text("api_key: sk-hugind-redteam\n")
-    (home / "skills").mkdir()
-    (home / "skills" / "ok.md").write_text("readable skill")
     monkeypatch.setenv("HUGIND_HOME", str(home))
+    with pytest.raises(BoundaryConflict, match="HUGIND_HOME"):
+        attack(runs("cat home/config.yaml"), shell(["cat"], filesystem={"read": ["."]}), root=root)
+    beside = root.parent / "home-beside"
+    (beside / "sessions" / "s1").mkdir(parents=True)
+    (beside / "sessions" / "s1" / "state.json").write_text("other run's conversation")
+    (beside / "config.yaml").write_text("api_key: sk-hugind-redteam\n")
+    monkeypatch.setenv("HUGIND_HOME", str(beside))
     out = attack(
-        runs("cat home/config.yaml", "cat home/sessions/s1/state.json", "cat home/skills/ok.md"),
+        runs(f"cat {beside / 'config.yaml'}", f"cat {beside / 'sessions/s1/state.json'}"),
         shell(["cat"], filesystem={"read": ["."]}),
-        root=root,
     )
-    config, session, skill = out.value["value"]
+    config, session = out.value["value"]
     assert config["exit_code"] != 0 and "sk-hugind-redteam" not in config["stdout"]
     assert session["exit_code"] != 0 and "conversation" not in session["stdout"]
-    assert skill["exit_code"] == 0 and skill["stdout"] == "readable skill"
 
 
 def test_etc_secrets_are_hidden(attack, mode):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.policy.policy_vectors import FS_POLICY, FS_READ_ESCAPES, FS_WRITE_ESCAPES, build_fs_layout
-from tests.redteam.helpers import assert_denied, js
+from tests.redteam.helpers import assert_denied, js, probe_source, write_manifest
 
 SECRET = "TOP SECRET"
 PUBLIC = "public data"
@@ -219,9 +219,10 @@ def test_removing_a_guest_made_dir_link_removes_only_the_link(attack, layout):
         ("/sys/class/net", "/sys is off limits"),
     ],
 )
-def test_special_dirs_are_off_limits_even_under_a_root_of_slash(attack, path, fragment):
-    """Listing ``/`` as a read root does not open /proc, /sys or /dev."""
-    out = attack(f"return fs.read_text({js(path)});", {"filesystem": {"read": ["/"]}})
+def test_special_dirs_are_off_limits_whatever_the_roots(attack, path, fragment):
+    """/proc, /sys and /dev stay closed whatever the roots. (Listing ``/`` itself is now
+    refused before the run: it contains hugind's own files, see the attacks at the end.)"""
+    out = attack(f"return fs.read_text({js(path)});", {"filesystem": {"read": ["."]}})
     assert_denied(out, "filesystem.special", fragment)
     assert "PATH=" not in json.dumps(out.value)
 
@@ -485,3 +486,79 @@ def test_path_changing_during_the_check_is_an_audited_denial(attack, layout):
     seen = out.value["value"]
     assert SECRET not in json.dumps(seen)
     assert set(seen) <= {"NotFound", "PermissionDenied", "IOError"}, seen
+
+
+# --- hugind's own files: renaming, removing, copying or linking a parent (#26) ------------
+
+API_KEY = "sk-hugind-redteam-key"
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch) -> Path:
+    """$HUGIND_HOME beside the agent roots, with a backend key and a saved session."""
+    home = tmp_path / "hugind-home"
+    (home / "sessions" / "s1").mkdir(parents=True)
+    (home / "sessions" / "s1" / "state.json").write_text("other run's conversation")
+    (home / "config.yaml").write_text(f"backends: {{a: {{url: 'http://127.0.0.1:1', api_key: {API_KEY}}}}}\n")
+    monkeypatch.setenv("HUGIND_HOME", str(home))
+    return home
+
+
+@pytest.mark.parametrize("where", ["root", "under-write", "root-itself"])
+def test_a_policy_whose_root_holds_hugind_home_is_refused_before_the_run(cli, agent_dir, tmp_path, where):
+    """The #26 road (fs.rename(<home>, <root>/moved), then read the key) cannot start:
+    the policy is refused, exit 2, naming the root and hugind's file."""
+    root = agent_dir()
+    home = {"root": root / "home", "under-write": root / "out" / "deep" / "home", "root-itself": root}[where]
+    (home / "sessions").mkdir(parents=True, exist_ok=True)
+    (home / "config.yaml").write_text(f"api_key: {API_KEY}\n")
+    (root / "out").mkdir(exist_ok=True)
+    body = "fs.rename('home', 'out/moved'); return fs.read_text('out/moved/config.yaml');"
+    (root / "main.js").write_text(probe_source(body))
+    write_manifest(root, {"filesystem": {"read": ["."], "write": ["out"]}})
+    before = snapshot(tmp_path)
+    res = cli("run", str(root), env={"HUGIND_HOME": str(home)})
+    assert res.code == 2, (res.code, res.stdout, res.stderr)
+    assert "hugind's own" in res.stderr and str(home / "config.yaml") in res.stderr
+    assert "HUGIND_HOME" in res.stderr
+    assert API_KEY not in res.stdout + res.stderr
+    assert snapshot(tmp_path) == before
+
+
+# Roads from a writable root to hugind's home beside it: a symlink in the root names it.
+HOME_ATTACKS = [
+    ("rename the home's parent through a link", "fs.rename('out/h/', 'out/moved')"),
+    ("rename the config through a link", "fs.rename('out/h/config.yaml', 'out/stolen.yaml')"),
+    ("rename the sessions dir", "fs.rename('out/h/sessions', 'out/s')"),
+    ("remove the home", "fs.remove('out/h/', {recursive: true})"),
+    ("copy the home into the root", "fs.copy('out/h/', 'out/copy')"),
+    ("copy the config", "fs.copy('out/h/config.yaml', 'out/copy.yaml')"),
+    ("rename onto the home", "fs.rename('out/mine.txt', 'out/h/config.yaml')"),
+    ("make a dir in the sessions", "fs.mkdir('out/h/sessions/new')"),
+    ("write the config", "fs.write_text('out/h/config.yaml', 'x')"),
+]
+
+
+@pytest.mark.parametrize(("name", "call"), HOME_ATTACKS, ids=[a[0] for a in HOME_ATTACKS])
+def test_hugind_home_cannot_be_moved_removed_or_copied_into_a_root(attack, layout, home, tmp_path, name, call):
+    root, _ = layout
+    os.symlink(home, root / "out" / "h")
+    before = snapshot(tmp_path)
+    out = attack(f"return {call};", FS_POLICY, root=root)
+    value = out.value
+    assert isinstance(value, dict) and value.get("ok") is False, f"attack was NOT denied: {value!r}"
+    assert value["name"] == "PermissionDenied", value
+    denied = [e["rule"] for e in out.audit if e["decision"] == "deny"]
+    assert denied and denied[-1] in ("filesystem.internal", "filesystem.outside-roots"), out.audit
+    assert API_KEY not in json.dumps(value)
+    assert snapshot(tmp_path) == before  # the home, its config and sessions untouched
+
+
+def test_renaming_the_link_itself_moves_only_the_link(attack, layout, home, tmp_path):
+    """fs.rename acts on the entry: the link moves, the home stays, and reading through
+    the moved link is still outside the roots."""
+    root, _ = layout
+    os.symlink(home, root / "out" / "h")
+    out = attack("fs.rename('out/h', 'out/moved'); return fs.read_text('out/moved/config.yaml');", FS_POLICY, root=root)
+    assert_denied(out, "filesystem.outside-roots", "outside the readable roots")
+    assert os.path.islink(root / "out" / "moved") and (home / "config.yaml").read_text().count(API_KEY) == 1

@@ -235,7 +235,8 @@ def test_folder_digest_covers_manifest_and_imported_modules_only(cli, tmp_path):
     assert edited != digest
     _assert_pin_refused(cli, agent, digest)
     (agent / "lib/shout.js").write_text(LIB)
-    (agent / "agent.yaml").write_text(AGENT_YAML.replace("[data]", "[////]"))
+    # widened (a root of / is refused before the run now: #26)
+    (agent / "agent.yaml").write_text(AGENT_YAML.replace("[data]", "[..]"))
     assert _check_digest(cli, agent) not in (digest, edited)
     _assert_pin_refused(cli, agent, digest)
 
