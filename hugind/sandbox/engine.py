@@ -34,8 +34,11 @@ from pathlib import Path
 import wasmtime
 
 from hugind.paths import cache_root
+from hugind.sandbox import raw_ffi, raw_selftest
 from hugind.sandbox.cache_seal import NoSeal, Seal, Unsealed, bytes_mac, cache_key, check_entry, same, stamp_of
 from hugind.sha256 import sha256
+
+raw_ffi.SELF_TEST = raw_selftest.run  # the raw host-call path is tested before its first use
 
 TICK_SECONDS = 0.005
 
