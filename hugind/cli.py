@@ -70,8 +70,10 @@ def _bounded(option: str) -> Callable[[Any], Any]:
 
     def check(value: Any) -> Any:
         reason = problem(option, value)
-        if reason is not None:
-            raise typer.BadParameter(reason, param_hint=f"'{option}'")
+        if reason is not None:  # one line, as every other usage error of hugind's own
+            from hugind.errors import UsageError
+
+            raise UsageError(f"Invalid value for '{option}': {reason}")
         return value
 
     return check

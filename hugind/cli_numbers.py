@@ -1,9 +1,10 @@
 """The numbers the command line takes, checked before anything runs.
 
 ``--timeout 0`` or ``--fuel -1`` is a mistake on the command line, not a
-limit the run then hits: it is a usage error (exit 2) that names the option.
-Typer calls ``check`` through each option's callback; the quick parser
-(cli_quick.py) hands a value that fails it to Typer, so the error is Typer's.
+limit the run then hits: it is a usage error (exit 2) that names the option,
+one line like hugind's other usage errors. Typer calls ``problem`` through
+each option's callback (cli.py); the quick parser (cli_quick.py) hands a value
+that fails it to Typer, so both roads say the same.
 """
 
 from __future__ import annotations

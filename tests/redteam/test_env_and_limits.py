@@ -145,7 +145,9 @@ def test_uncaught_memory_bomb_fails_the_run_with_the_cause(attack):
             source="export default () => { const a = []; for (;;) a.push(new Array(1e5).fill(1)); }",
             permissions=limits(memory_mb=48),
         )
-    assert info.value.exit_code == ExitCode.AGENT_FAILED
+    # An uncaught out-of-memory is the memory limit (#28): exit 4, naming the key.
+    assert info.value.exit_code == ExitCode.LIMIT_EXCEEDED
+    assert "permissions.limits.memory_mb" in info.value.message
 
 
 # --- output --------------------------------------------------------------------------------------------

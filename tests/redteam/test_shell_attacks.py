@@ -244,10 +244,12 @@ def test_every_evasion_removes_the_victim_without_a_list(attack, agent_dir, tmp_
     root = agent_dir()
     (root / "victim").write_text("keep me")
     os.symlink("/bin/rm", root / "myrm")
-    os.symlink("/bin/rm", tmp_path / "innocent")
+    outside = tmp_path / "outside"  # not tmp_path itself: the run's audit file lives there
+    outside.mkdir()
+    os.symlink("/bin/rm", outside / "innocent")
     # The outside link is seen where the run may read it.
-    files = {"filesystem": {"read": [".", str(tmp_path)], "write": ["."]}}
-    out = attack(run(command.format(link=tmp_path / "innocent")), {**shell(), **files}, root=root)
+    files = {"filesystem": {"read": [".", str(outside)], "write": ["."]}}
+    out = attack(run(command.format(link=outside / "innocent")), {**shell(), **files}, root=root)
     assert out.value["ok"] is True, out.value
     if command in INERT_EVASIONS:
         assert (root / "victim").exists() and "missing argument to `-exec'" in out.value["value"]["stderr"]

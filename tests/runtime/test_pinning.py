@@ -70,11 +70,13 @@ def test_verify_returns_the_sealed_agent_or_refuses_naming_both_digests(tmp_path
     digest = pin(agent).digest
     sealed = verify(agent, digest.upper().replace("SHA256:", "sha256:"), "the-source")
     assert sealed.extra["pinned_digest"] == digest
+    built = pin(agent).agent.extra["artifact"].digest  # a JS agent also answers to its build's digest
+    assert verify(agent, built, "the-source").extra["pinned_digest"] == digest
     wrong = "sha256:" + "0" * 64
     with pytest.raises(DigestMismatch) as err:
         verify(agent, wrong, "the-source")
     assert str(err.value) == (
-        f"the-source: digest {digest} does not match --expect {wrong}; "
+        f"the-source: digest {digest} (its build's: {built}) does not match --expect {wrong}; "
         "the agent is not the one that was pinned, so nothing was run"
     )
 
@@ -93,7 +95,7 @@ def test_digest_for_check_is_the_compile_check(tmp_path):
     assert digest_for_check(agent, digest, "src") == parse_expected(digest)
     with pytest.raises(DigestMismatch) as err:
         digest_for_check(agent, "sha256:" + "f" * 64, "src")
-    assert str(err.value).startswith(f"src: digest {digest} does not match")
+    assert str(err.value).startswith(f"src: digest {digest} (its build's: sha256:")
     broken = load_agent(write_agent(tmp_path / "b", {"main.js": "export default (", "agent.yaml": MANIFEST}))
     with pytest.raises(JsCompileError) as err:
         digest_for_check(broken, None, "src")
