@@ -68,7 +68,10 @@ class Tree:
         """The policy of the test tree; ``slash``: ``/`` itself is the read root."""
         read = (FsRoot("/", Path("/")),) if slash else (self.root("data"), self.root("ro"))
         policy = FsPolicy(mode=mode, read=read, write=(self.root("out"), self.root("data/w")))
-        return FsView(policy, self.agent, self.scratch if mode == "scratch" else None)
+        # hugind's own files as a run's boundary holds them: a "/" root contains them, which
+        # a run refuses before it starts; the decisions below are the second line inside it.
+        internal = tuple(internal_dirs())
+        return FsView(policy, self.agent, self.scratch if mode == "scratch" else None, internal)
 
 
 def _link(target: str | Path, at: Path) -> None:
