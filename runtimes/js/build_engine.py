@@ -187,6 +187,7 @@ WEB_MODULES = (
     "events.js",
     "timers.js",
     "abort.js",
+    "idna.js",
     "url.js",
     "blob.js",
     "formdata.js",

@@ -1,9 +1,8 @@
 // URL and URLSearchParams after the WHATWG URL standard: its basic URL parser
 // (a state machine over code points, with the state overrides the setters
 // use), host parsing (IPv4 in any of its spellings, IPv6, opaque hosts) and
-// the application/x-www-form-urlencoded format. Non-ASCII domains are
-// NFKC-normalized, lowercased and Punycode-encoded: close to UTS #46, whose
-// full mapping and validity tables are not included.
+// the application/x-www-form-urlencoded format. Domains go through
+// web.domainToASCII (idna.js).
 (function (web) {
   const { install, native } = web;
 
@@ -217,117 +216,6 @@
     return "[" + out + "]";
   }
 
-  // Punycode (RFC 3492) for one label.
-  function punycode(label) {
-    const cps = Array.from(label, (ch) => ch.codePointAt(0));
-    let out = cps.filter((cp) => cp < 0x80).map((cp) => String.fromCharCode(cp)).join("");
-    const basic = out.length;
-    let handled = basic;
-    if (basic) out += "-";
-    let n = 128;
-    let delta = 0;
-    let bias = 72;
-    const digit = (d) => String.fromCharCode(d < 26 ? d + 97 : d + 22);
-    const adapt = (d, count, first) => {
-      d = first ? Math.floor(d / 700) : d >> 1;
-      d += Math.floor(d / count);
-      let k = 0;
-      while (d > 455) {
-        d = Math.floor(d / 35);
-        k += 36;
-      }
-      return k + Math.floor((36 * d) / (d + 38));
-    };
-    while (handled < cps.length) {
-      const m = Math.min(...cps.filter((cp) => cp >= n));
-      delta += (m - n) * (handled + 1);
-      n = m;
-      for (const cp of cps) {
-        if (cp < n) delta++;
-        if (cp === n) {
-          let q = delta;
-          for (let k = 36; ; k += 36) {
-            const t = k <= bias ? 1 : k >= bias + 26 ? 26 : k - bias;
-            if (q < t) break;
-            out += digit(t + ((q - t) % (36 - t)));
-            q = Math.floor((q - t) / (36 - t));
-          }
-          out += digit(q);
-          bias = adapt(delta, handled + 1, handled === basic);
-          delta = 0;
-          handled++;
-        }
-      }
-      delta++;
-      n++;
-    }
-    return out;
-  }
-
-  // Punycode decoding of one label's tail (after "xn--"): the string, or null
-  // when it is not valid Punycode.
-  function punydecode(input) {
-    const out = [];
-    const at = input.lastIndexOf("-");
-    for (const ch of at > 0 ? input.slice(0, at) : "") {
-      if (ch.charCodeAt(0) >= 0x80) return null;
-      out.push(ch.charCodeAt(0));
-    }
-    let n = 128;
-    let i = 0;
-    let bias = 72;
-    let p = at > 0 ? at + 1 : 0;
-    const value = (c) => (c >= 48 && c <= 57 ? c - 22 : c >= 65 && c <= 90 ? c - 65 : c >= 97 && c <= 122 ? c - 97 : 36);
-    while (p < input.length) {
-      const old = i;
-      let w = 1;
-      for (let k = 36; ; k += 36) {
-        if (p >= input.length) return null;
-        const digit = value(input.charCodeAt(p++));
-        if (digit >= 36) return null;
-        i += digit * w;
-        const t = k <= bias ? 1 : k >= bias + 26 ? 26 : k - bias;
-        if (digit < t) break;
-        w *= 36 - t;
-        if (i > 0x10ffff * 64) return null;
-      }
-      const len = out.length + 1;
-      let delta = old === 0 ? Math.floor((i - old) / 700) : (i - old) >> 1;
-      delta += Math.floor(delta / len);
-      let k = 0;
-      while (delta > 455) {
-        delta = Math.floor(delta / 35);
-        k += 36;
-      }
-      bias = k + Math.floor((36 * delta) / (delta + 38));
-      n += Math.floor(i / len);
-      i %= len;
-      if (n > 0x10ffff) return null;
-      out.splice(i++, 0, n);
-    }
-    return String.fromCodePoint(...out);
-  }
-
-  // A label already in Punycode must decode, and to text that the mapping
-  // leaves as it is (lowercase, NFC): encoding it again gives the label back.
-  function validAceLabel(label) {
-    if (!label.startsWith("xn--")) return true;
-    const decoded = punydecode(label.slice(4));
-    if (decoded === null || decoded === "" || /[\x00-\x1f\x7f-\x9f]/.test(decoded)) return false;
-    return punycode(decoded.normalize("NFKC").toLowerCase()) === label.slice(4);
-  }
-
-  function domainToASCII(domain) {
-    // Soft hyphen and zero-width characters are ignored by UTS #46.
-    const mapped = domain.replace(/[\u00ad\u200b\u2060\ufeff\u034f\u180b-\u180d\ufe00-\ufe0f]/g, "").normalize("NFKC").toLowerCase();
-    const labels = mapped.replace(/[\u3002\uff0e\uff61]/g, ".").split(".");
-    const out = labels.map((l) => (/^[\x00-\x7f]*$/.test(l) ? l : "xn--" + punycode(l)));
-    if (!out.every(validAceLabel)) return null;
-    const ascii = out.join(".");
-    if (ascii === "") return null;
-    return ascii;
-  }
-
   function parseOpaqueHost(input) {
     for (const ch of input) if (ch !== "%" && FORBIDDEN_HOST.has(ch)) return null;
     return percentEncode(input, C0, false);
@@ -342,7 +230,7 @@
     }
     if (notSpecial) return parseOpaqueHost(input);
     const domain = utf8Lossy(percentDecodeBytes(input));
-    const ascii = domainToASCII(domain);
+    const ascii = web.domainToASCII(domain);
     if (ascii === null) return null;
     for (const ch of ascii) if (isForbiddenDomainCp(ch)) return null;
     if (endsInNumber(ascii)) {
@@ -582,7 +470,8 @@
           else if (c === undefined || c === "/" || c === "?" || c === "#" || (special() && c === "\\") || override) {
             if (buffer !== "") {
               const port = parseInt(buffer, 10);
-              if (port > 65535) return null;
+              // A setter keeps what it changed before the port (the host setter's host).
+              if (port > 65535) return override ? false : null;
               url.port = port === defaultPort(url.scheme) ? null : port;
               buffer = "";
             }
@@ -807,7 +696,7 @@
       this.#list.push([toUSV(name), toUSV(value)]);
       this.#update();
     }
-    delete(name, value) {
+    delete(name, value = undefined) {
       name = toUSV(name);
       if (value === undefined) this.#list = this.#list.filter(([k]) => k !== name);
       else {
@@ -825,7 +714,7 @@
       name = toUSV(name);
       return this.#list.filter(([k]) => k === name).map(([, v]) => v);
     }
-    has(name, value) {
+    has(name, value = undefined) {
       name = toUSV(name);
       if (value === undefined) return this.#list.some(([k]) => k === name);
       value = toUSV(value);
@@ -850,7 +739,7 @@
         .map(([pair]) => pair);
       this.#update();
     }
-    forEach(fn, thisArg) {
+    forEach(fn, thisArg = undefined) {
       for (let i = 0; i < this.#list.length; i++) fn.call(thisArg, this.#list[i][1], this.#list[i][0], this);
     }
     *entries() {
@@ -905,12 +794,12 @@
   class URL {
     #r;
     #params;
-    constructor(input, base) {
+    constructor(input, base = undefined) {
       if (arguments.length === 0) throw new TypeError("The \"url\" argument must be specified");
       this.#r = parseOrThrow(input, base);
       this.#params = web.paramsFor(this, this.#r.query);
     }
-    static canParse(input, base) {
+    static canParse(input, base = undefined) {
       try {
         parseOrThrow(input, base);
         return true;
@@ -918,7 +807,7 @@
         return false;
       }
     }
-    static parse(input, base) {
+    static parse(input, base = undefined) {
       try {
         return new URL(input, base);
       } catch (_) {
