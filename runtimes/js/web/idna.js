@@ -202,6 +202,8 @@
   }
 
   function domainToASCII(domain) {
+    // ASCII without an xn-- label: UTS #46 only lowercases it (every check passes).
+    if (/^[\x00-\x7f]*$/.test(domain) && !/(^|\.)xn--/i.test(domain)) return domain === "" ? null : domain.toLowerCase();
     const mapped = map(domain);
     if (mapped === null) return null;
     const labels = mapped.normalize("NFC").split(".");
