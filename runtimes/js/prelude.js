@@ -179,14 +179,69 @@
 
   function install(name, value) {
     notAgentGlobals.add(name);
+    // A built-in function has a name: an arrow passed straight in has none.
+    if (typeof value === "function" && value.name === "") Object.defineProperty(value, "name", { value: name });
     Object.defineProperty(G, name, { value, writable: true, configurable: true, enumerable: false });
   }
 
   // The web-standard globals (URL, fetch's Response, crypto, events, ...):
   // one API per file in runtimes/js/web/, spliced in below by build_engine.py.
   // Each is a function over this shared scope; it only defines and installs.
-  const web = { native, G, install, submit, call, toBytes };
+  const webGlobals = [];
+  const installWeb = (name, value) => {
+    webGlobals.push(name);
+    install(name, value);
+  };
+  const web = { native, G, install: installWeb, submit, call, toBytes };
   for (const setUp of [/* @hugind-web-modules */]) setUp(web);
+  for (const name of webGlobals) shapeLikeWebIDL(name, G[name]);
+
+  // The web globals take the shape WebIDL gives interfaces, as node and the
+  // browsers have them: an interface's prototype members and static
+  // operations are enumerable, its @@toStringTag is a read-only string, its
+  // @@iterator is entries() itself, its methods are not constructors (a
+  // generator method is wrapped in a plain one); the global's operations and
+  // attributes (fetch, setTimeout, crypto) are enumerable. Intl is ECMA-402's,
+  // shaped like ECMAScript's built-ins instead.
+  function shapeLikeWebIDL(name, value) {
+    if (name === "Intl") return;
+    const isInterface = typeof value === "function" && /^[A-Z]/.test(name) && Object.hasOwn(value, "prototype");
+    if (!isInterface) {
+      Object.defineProperty(G, name, { enumerable: true });
+      return;
+    }
+    const proto = value.prototype;
+    for (const key of Reflect.ownKeys(proto)) {
+      const d = Object.getOwnPropertyDescriptor(proto, key);
+      if (key === Symbol.toStringTag) {
+        Object.defineProperty(proto, key, { value: name, writable: false, enumerable: false, configurable: true });
+        continue;
+      }
+      if (key === "constructor" || typeof key === "symbol" || !d.configurable) continue;
+      if (typeof d.value === "function" && Object.hasOwn(d.value, "prototype")) d.value = asMethod(key, d.value);
+      d.enumerable = true;
+      Object.defineProperty(proto, key, d);
+    }
+    const sameAs = (symbol, name) => {
+      if (!Object.hasOwn(proto, symbol) || !Object.hasOwn(proto, name)) return;
+      Object.defineProperty(proto, symbol, { value: proto[name], writable: true, enumerable: false, configurable: true });
+    };
+    sameAs(Symbol.iterator, "entries");
+    sameAs(Symbol.asyncIterator, "values");
+    for (const key of Reflect.ownKeys(value)) {
+      if (typeof key === "symbol" || key === "length" || key === "name" || key === "prototype") continue;
+      Object.defineProperty(value, key, { enumerable: true });
+    }
+  }
+  function asMethod(name, fn) {
+    const method = {
+      [name](...args) {
+        return fn.apply(this, args);
+      },
+    }[name];
+    Object.defineProperty(method, "length", { value: fn.length });
+    return method;
+  }
 
   install("print", (...args) => void out(format(args) + "\n"));
   install("print_raw", (...args) => void out(format(args)));
@@ -247,9 +302,8 @@
   // Shell results resolve to the combined output, like a terminal shows it;
   // pass {detailed: true} for {stdout, stderr, exit_code, timed_out, truncated}.
   const shellText = (r) => r.stdout + r.stderr;
-  function run_command(command, options = {}) {
-    return submit("shell.run", { command: String(command) }).then((r) => (options.detailed ? r : shellText(r)));
-  }
+  const run_command = (command, options = {}) =>
+    submit("shell.run", { command: String(command) }).then((r) => (options.detailed ? r : shellText(r)));
   install("run_command", run_command);
   install("runCommand", run_command);
   install("spawn", (program, args = [], options = {}) =>

@@ -64,7 +64,9 @@ def _compare(tmp_path: Path, name: str, source: str, permissions: dict | None = 
 
 
 @needs_node
-@pytest.mark.parametrize("name", ["url", "url_random", "crypto", "events_timers", "encoding", "clone_blob", "intl"])
+@pytest.mark.parametrize(
+    "name", ["url", "url_random", "crypto", "events_timers", "encoding", "clone_blob", "intl", "spec_edges"]
+)
 def test_script_matches_node(tmp_path, name):
     _compare(tmp_path, name, (SCRIPTS / f"{name}.mjs").read_text())
 

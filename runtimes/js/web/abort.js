@@ -23,14 +23,16 @@
     throwIfAborted() {
       if (this.#aborted) throw this.#reason;
     }
-    static abort(reason) {
+    static abort(reason = undefined) {
       const signal = newSignal();
       signal.#signalAbort(reason);
       return signal;
     }
     static timeout(ms) {
+      // [EnforceRange]: not a finite number is a TypeError; node makes a negative one a RangeError.
       const n = Number(ms);
-      if (!Number.isFinite(n) || n < 0) throw new RangeError(`The value of "delay" is out of range: ${ms}`);
+      if (!Number.isFinite(n)) throw new TypeError(`The "delay" argument must be a finite number: ${String(ms)}`);
+      if (n < 0) throw new RangeError(`The value of "delay" is out of range: ${ms}`);
       const signal = newSignal();
       web.setTimeout(() => {
         signal.#signalAbort(new DOMException("The operation was aborted due to timeout", "TimeoutError"));
@@ -72,7 +74,7 @@
     get signal() {
       return this.#signal;
     }
-    abort(reason) {
+    abort(reason = undefined) {
       web.signalAbort(this.#signal, reason);
     }
   }

@@ -77,11 +77,17 @@
     return new web.Blob([bytes], { type: blob.type });
   }
 
-  install("structuredClone", function structuredClone(value, options) {
-    if (arguments.length === 0) throw new TypeError("The \"value\" argument must be specified");
-    if (options && options.transfer && Array.from(options.transfer).length) {
-      throw new DOMException("Transferring objects is not supported in hugind", "DataCloneError");
-    }
-    return cloneValue(value, new Map());
-  });
+  // A method, so not a constructor; WebIDL's length is 1 (options is optional).
+  const { structuredClone } = {
+    structuredClone(...args) {
+      if (args.length === 0) throw new TypeError("The \"value\" argument must be specified");
+      const [value, options] = args;
+      if (options && options.transfer && Array.from(options.transfer).length) {
+        throw new DOMException("Transferring objects is not supported in hugind", "DataCloneError");
+      }
+      return cloneValue(value, new Map());
+    },
+  };
+  Object.defineProperty(structuredClone, "length", { value: 1 });
+  install("structuredClone", structuredClone);
 });

@@ -65,10 +65,16 @@
       });
     }
   }
-  for (const name of ["encrypt", "decrypt", "sign", "verify", "generateKey", "importKey", "exportKey", "deriveBits", "deriveKey", "wrapKey", "unwrapKey"]) {
-    SubtleCrypto.prototype[name] = function () {
-      return Promise.reject(new DOMException(`crypto.subtle.${name} is not available in hugind`, "NotSupportedError"));
-    };
+  // The rest of SubtleCrypto, by name and WebIDL length: each rejects.
+  const UNAVAILABLE = { encrypt: 3, decrypt: 3, sign: 3, verify: 4, generateKey: 3, importKey: 5, exportKey: 2, deriveBits: 2, deriveKey: 5, wrapKey: 4, unwrapKey: 7 };
+  for (const [name, length] of Object.entries(UNAVAILABLE)) {
+    const method = {
+      [name]() {
+        return Promise.reject(new DOMException(`crypto.subtle.${name} is not available in hugind`, "NotSupportedError"));
+      },
+    }[name];
+    Object.defineProperty(method, "length", { value: length });
+    Object.defineProperty(SubtleCrypto.prototype, name, { value: method, writable: true, enumerable: false, configurable: true });
   }
 
   class Crypto {
@@ -76,10 +82,13 @@
     get subtle() {
       return this.#subtle;
     }
+    // Called on anything but a Crypto (an unbound method), WebIDL throws a TypeError.
     getRandomValues(array) {
+      if (!(#subtle in this)) throw new TypeError("Illegal invocation");
       return getRandomValues(array);
     }
     randomUUID() {
+      if (!(#subtle in this)) throw new TypeError("Illegal invocation");
       return randomUUID();
     }
   }

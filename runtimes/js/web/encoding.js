@@ -3,20 +3,28 @@
 // the next one, and each bad sequence becomes one U+FFFD (its maximal subpart).
 (function ({ native, install, toBytes }) {
 
+  // A lone surrogate is not a scalar value: it encodes as U+FFFD (EF BF BD),
+  // never as its 3-byte CESU-8 form.
+  const wellFormed = (s) => (s.isWellFormed() ? s : s.toWellFormed());
+
   class TextEncoder {
     get encoding() {
       return "utf-8";
     }
     encode(input = "") {
-      return native.encode(String(input));
+      return native.encode(wellFormed(String(input)));
     }
-    encodeInto(input, dest) {
+    encodeInto(source, destination) {
+      if (!(destination instanceof Uint8Array)) {
+        throw new TypeError("The \"dest\" argument must be an instance of Uint8Array.");
+      }
+      const text = String(source);
       let read = 0;
       let written = 0;
-      for (const ch of String(input)) {
-        const bytes = native.encode(ch);
-        if (written + bytes.length > dest.length) break;
-        dest.set(bytes, written);
+      for (const ch of text) {
+        const bytes = native.encode(wellFormed(ch));
+        if (written + bytes.length > destination.length) break;
+        destination.set(bytes, written);
         written += bytes.length;
         read += ch.length;
       }
@@ -116,7 +124,7 @@
     get ignoreBOM() {
       return this.#ignoreBOM;
     }
-    decode(input, options = {}) {
+    decode(input = undefined, options = {}) {
       const stream = Boolean(options && options.stream);
       let bytes = input === undefined ? new Uint8Array(0) : toBytes(input);
       if (this.#pending.length) {

@@ -140,7 +140,7 @@
 
   class EventTarget {
     #listeners = new Map(); // type -> [{callback, capture, once, passive, removed}]
-    addEventListener(type, callback, options) {
+    addEventListener(type, callback, options = undefined) {
       if (callback === null || callback === undefined) return;
       if (typeof callback !== "function" && typeof callback !== "object") {
         throw new TypeError("The \"listener\" argument must be a function or an object");
@@ -155,7 +155,7 @@
       list.push(entry);
       if (f.signal) f.signal.addEventListener("abort", () => this.removeEventListener(type, callback, f.capture));
     }
-    removeEventListener(type, callback, options) {
+    removeEventListener(type, callback, options = undefined) {
       const capture = flags(options).capture;
       const list = this.#listeners.get(String(type));
       if (!list) return;
@@ -190,6 +190,13 @@
 
   // `on<type>` attributes (signal.onabort): one listener slot per name.
   web.defineHandler = (proto, type) => {
+    defineHandler(proto, type);
+    // An accessor's functions are named "get onabort" and "set onabort".
+    const d = Object.getOwnPropertyDescriptor(proto, `on${type}`);
+    Object.defineProperty(d.get, "name", { value: `get on${type}` });
+    Object.defineProperty(d.set, "name", { value: `set on${type}` });
+  };
+  const defineHandler = (proto, type) => {
     const slot = new WeakMap();
     Object.defineProperty(proto, `on${type}`, {
       configurable: true,
@@ -210,6 +217,9 @@
 
   web.Event = Event;
   web.EventTarget = EventTarget;
+  // isTrusted is [LegacyUnforgeable]: it cannot be redefined.
+  const trusted = Object.getOwnPropertyDescriptor(Event.prototype, "isTrusted");
+  Object.defineProperty(Event.prototype, "isTrusted", { ...trusted, enumerable: true, configurable: false });
   install("Event", Event);
   install("CustomEvent", CustomEvent);
   install("EventTarget", EventTarget);

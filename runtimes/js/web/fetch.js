@@ -27,19 +27,33 @@
 
   class Headers {
     #map = new Map(); // lowercase name -> [values]
-    constructor(init) {
-      if (init === undefined || init === null) return;
-      if (init instanceof Headers) {
-        for (const [k, vs] of init.#map) this.#map.set(k, vs.slice());
-      } else if (typeof init === "object" && typeof init[Symbol.iterator] === "function") {
-        for (const pair of init) {
+    // HeadersInit as WebIDL converts it: an object with an iterator is a
+    // sequence of name/value sequences (each exactly two long), any other
+    // object a record of its own string keys; anything else is a TypeError.
+    constructor(init = undefined) {
+      if (init === undefined) return;
+      if (init === null || (typeof init !== "object" && typeof init !== "function")) {
+        throw new TypeError("Headers constructor: init must be a sequence or a record");
+      }
+      const iterator = init[Symbol.iterator];
+      if (iterator !== undefined) {
+        if (typeof iterator !== "function") throw new TypeError("Headers constructor: init[Symbol.iterator] is not a function");
+        for (const pair of { [Symbol.iterator]: () => iterator.call(init) }) {
+          if (pair === null || (typeof pair !== "object" && typeof pair !== "function")) {
+            throw new TypeError("Headers constructor: each header must be a sequence");
+          }
           const arr = Array.from(pair);
           if (arr.length !== 2) throw new TypeError("Headers constructor: expected name/value pair to be length 2");
           this.append(arr[0], arr[1]);
         }
-      } else if (typeof init === "object") {
-        for (const key of Object.keys(init)) this.append(key, init[key]);
-      } else throw new TypeError("Headers constructor: expected an object or an iterable");
+        return;
+      }
+      for (const key of Reflect.ownKeys(init)) {
+        const d = Reflect.getOwnPropertyDescriptor(init, key);
+        if (d === undefined || !d.enumerable) continue;
+        if (typeof key === "symbol") throw new TypeError("Headers constructor: a header name cannot be a Symbol");
+        this.append(key, init[key]);
+      }
     }
     append(name, value) {
       const k = checkName(name, "append");
@@ -76,7 +90,7 @@
     *values() {
       for (const [, v] of this.entries()) yield v;
     }
-    forEach(fn, thisArg) {
+    forEach(fn, thisArg = undefined) {
       for (const [k, v] of this.entries()) fn.call(thisArg, v, k, this);
     }
     [Symbol.iterator]() {
@@ -427,7 +441,13 @@
     }
   }
 
-  function fetch(input, init = {}) {
+  // A method, not a constructor, as a built-in operation is.
+  const { fetch } = {
+    fetch(input, init = {}) {
+      return fetchRequest(input, init);
+    },
+  };
+  function fetchRequest(input, init) {
     return new Promise((resolve, reject) => {
       const request = new Request(input, init);
       const signal = request.signal;

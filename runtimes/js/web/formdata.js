@@ -24,10 +24,10 @@
     constructor(form) {
       if (form !== undefined) throw new TypeError("FormData: there is no HTML form to read (pass no argument)");
     }
-    append(name, value, filename) {
+    append(name, value, filename = undefined) {
       this.#entries.push([String(name).toWellFormed(), entryValue(value, filename, arguments.length > 2)]);
     }
-    set(name, value, filename) {
+    set(name, value, filename = undefined) {
       const key = String(name).toWellFormed();
       const entry = [key, entryValue(value, filename, arguments.length > 2)];
       const first = this.#entries.findIndex(([k]) => k === key);
@@ -55,7 +55,7 @@
       const key = String(name).toWellFormed();
       this.#entries = this.#entries.filter(([k]) => k !== key);
     }
-    forEach(callback, thisArg) {
+    forEach(callback, thisArg = undefined) {
       for (const [k, v] of this) callback.call(thisArg, v, k, this);
     }
     *entries() {

@@ -95,7 +95,7 @@
 
   class NumberFormat {
     #o;
-    constructor(locales, options = {}) {
+    constructor(locales = undefined, options = undefined) {
       locale(locales);
       options = Object(options === undefined ? {} : options);
       const style = pick(options, "style", ["decimal", "percent", "currency", "unit"], "decimal");
@@ -130,8 +130,10 @@
       }
       this.#o = o;
     }
-    format(value) {
-      return this.formatToParts(value).map((p) => p.value).join("");
+    #format;
+    // ECMA-402: format is a getter for a function bound to this formatter.
+    get format() {
+      return (this.#format ||= (value) => this.formatToParts(value).map((p) => p.value).join(""));
     }
     formatToParts(value) {
       const o = this.#o;
@@ -196,7 +198,7 @@
 
   class DateTimeFormat {
     #o;
-    constructor(locales, options = {}) {
+    constructor(locales = undefined, options = undefined) {
       locale(locales);
       options = Object(options === undefined ? {} : options);
       const tz = options.timeZone === undefined ? "UTC" : String(options.timeZone);
@@ -230,10 +232,14 @@
       }
       this.#o = o;
     }
-    format(date) {
-      const t = date === undefined ? Date.now() : Number(date instanceof Date ? date.getTime() : date);
-      if (!Number.isFinite(t)) throw new RangeError("Invalid time value");
-      return render(this.#o, new Date(t));
+    #format;
+    // ECMA-402: format is a getter for a function bound to this formatter.
+    get format() {
+      return (this.#format ||= (date) => {
+        const t = date === undefined ? Date.now() : Number(date instanceof Date ? date.getTime() : date);
+        if (!Number.isFinite(t)) throw new RangeError("Invalid time value");
+        return render(this.#o, new Date(t));
+      });
     }
     formatToParts(date) {
       return [{ type: "literal", value: this.format(date) }];
@@ -333,7 +339,7 @@
 
   class Collator {
     #o;
-    constructor(locales, options = {}) {
+    constructor(locales = undefined, options = undefined) {
       locale(locales);
       options = Object(options === undefined ? {} : options);
       this.#o = {
@@ -345,9 +351,13 @@
         numeric: Boolean(options.numeric),
         caseFirst: pick(options, "caseFirst", ["upper", "lower", "false"], "false"),
       };
-      this.compare = this.compare.bind(this);
     }
-    compare(a, b) {
+    #bound;
+    // ECMA-402: compare is a getter for a function bound to this collator.
+    get compare() {
+      return (this.#bound ||= (a, b) => this.#compare(a, b));
+    }
+    #compare(a, b) {
       const o = this.#o;
       const units = (s) => {
         const out = [];
@@ -394,7 +404,7 @@
 
   class PluralRules {
     #type;
-    constructor(locales, options = {}) {
+    constructor(locales = undefined, options = undefined) {
       locale(locales);
       this.#type = pick(Object(options === undefined ? {} : options), "type", ["cardinal", "ordinal"], "cardinal");
     }
@@ -416,7 +426,7 @@
 
   class ListFormat {
     #o;
-    constructor(locales, options = {}) {
+    constructor(locales = undefined, options = undefined) {
       locale(locales);
       options = Object(options === undefined ? {} : options);
       this.#o = {
@@ -434,41 +444,67 @@
     }
   }
 
-  const Intl = {
+  // A namespace object shaped like ECMAScript's: its properties are writable,
+  // configurable and not enumerable.
+  const Intl = {};
+  const members = {
     NumberFormat,
     DateTimeFormat,
     Collator,
     PluralRules,
     ListFormat,
-    getCanonicalLocales: (locales) => (locales === undefined ? [] : [LOCALE]),
-    supportedValuesOf: () => [],
+    getCanonicalLocales(locales) {
+      return locales === undefined ? [] : [LOCALE];
+    },
+    supportedValuesOf(key) {
+      return [];
+    },
   };
+  for (const [name, value] of Object.entries(members)) {
+    Object.defineProperty(Intl, name, { value, writable: true, enumerable: false, configurable: true });
+  }
   Object.defineProperty(Intl, Symbol.toStringTag, { value: "Intl", configurable: true });
   install("Intl", Intl);
 
-  // The built-ins' locale methods, defined as ECMA-402 defines them.
-  const method = (proto, name, fn) => Object.defineProperty(proto, name, { value: fn, writable: true, configurable: true });
-  method(Number.prototype, "toLocaleString", function (locales, options) {
-    return new NumberFormat(locales, options).format(Number.prototype.valueOf.call(this));
+  // The built-ins' locale methods, defined as ECMA-402 defines them, and shaped
+  // like built-ins: methods (not constructors, no prototype), their own names,
+  // ECMA-402's lengths (a parameter with a default does not count), and
+  // writable, configurable, non-enumerable.
+  const install402 = (proto, methods) => {
+    for (const [name, fn] of Object.entries(methods)) {
+      Object.defineProperty(proto, name, { value: fn, writable: true, enumerable: false, configurable: true });
+    }
+  };
+  install402(Number.prototype, {
+    toLocaleString(locales = undefined, options = undefined) {
+      return new NumberFormat(locales, options).format(Number.prototype.valueOf.call(this));
+    },
   });
-  method(BigInt.prototype, "toLocaleString", function (locales, options) {
-    return new NumberFormat(locales, options).format(BigInt.prototype.valueOf.call(this));
+  install402(BigInt.prototype, {
+    toLocaleString(locales = undefined, options = undefined) {
+      return new NumberFormat(locales, options).format(BigInt.prototype.valueOf.call(this));
+    },
   });
-  const dateMethod = (name, defaults) =>
-    method(Date.prototype, name, function (locales, options = {}) {
+  const dateMethod = (name, defaults) => ({
+    [name](locales = undefined, options = undefined) {
       const t = Date.prototype.getTime.call(this);
       if (Number.isNaN(t)) return "Invalid Date";
       const o = Object(options === undefined ? {} : options);
       return new DateTimeFormat(locales, { ...o, __defaults: defaults }).format(t);
-    });
-  dateMethod("toLocaleString", "all");
-  dateMethod("toLocaleDateString", "date");
-  dateMethod("toLocaleTimeString", "time");
+    },
+  });
+  install402(Date.prototype, {
+    ...dateMethod("toLocaleString", "all"),
+    ...dateMethod("toLocaleDateString", "date"),
+    ...dateMethod("toLocaleTimeString", "time"),
+  });
   let defaultCollator = null; // sorts call localeCompare a lot, mostly without options
-  method(String.prototype, "localeCompare", function (that, locales, options) {
-    if (this === null || this === undefined) throw new TypeError("String.prototype.localeCompare called on null or undefined");
-    const plain = locales === undefined && options === undefined;
-    const collator = plain ? (defaultCollator ||= new Collator()) : new Collator(locales, options);
-    return collator.compare(String(this), String(that));
+  install402(String.prototype, {
+    localeCompare(that, locales = undefined, options = undefined) {
+      if (this === null || this === undefined) throw new TypeError("String.prototype.localeCompare called on null or undefined");
+      const plain = locales === undefined && options === undefined;
+      const collator = plain ? (defaultCollator ||= new Collator()) : new Collator(locales, options);
+      return collator.compare(String(this), String(that));
+    },
   });
 });

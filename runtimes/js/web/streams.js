@@ -207,20 +207,21 @@
 
   class ReadableStreamDefaultController {
     #s;
-    constructor(key, s) {
+    constructor(...args) {
+      const [key, s] = args; // a private key: length 0, as an interface without a constructor has
       if (key !== KEY) throw new TypeError("Illegal constructor");
       this.#s = s;
     }
     get desiredSize() {
       return desiredSize(this.#s);
     }
-    enqueue(chunk) {
+    enqueue(chunk = undefined) {
       enqueue(this.#s, chunk);
     }
     close() {
       closeRequest(this.#s);
     }
-    error(e) {
+    error(e = undefined) {
       errorStream(this.#s, e);
     }
     get [Symbol.toStringTag]() {
@@ -256,7 +257,7 @@
       });
       return d.promise;
     }
-    cancel(reason) {
+    cancel(reason = undefined) {
       if (!this.#s) return Promise.reject(new TypeError("Invalid state: The reader is not attached to a stream"));
       return cancelStream(this.#s, reason);
     }
@@ -344,7 +345,7 @@
     get locked() {
       return this.#s.reader !== null;
     }
-    cancel(reason) {
+    cancel(reason = undefined) {
       if (this.#s.reader) return Promise.reject(new TypeError("Invalid state: ReadableStream is locked"));
       return cancelStream(this.#s, reason);
     }
@@ -365,10 +366,10 @@
     [Symbol.asyncIterator](options = undefined) {
       return this.values(options);
     }
-    pipeTo() {
+    pipeTo(destination, options = undefined) {
       return Promise.reject(new TypeError("pipeTo is not available in hugind: there is no WritableStream"));
     }
-    pipeThrough() {
+    pipeThrough(transform, options = undefined) {
       throw new TypeError("pipeThrough is not available in hugind: there is no TransformStream");
     }
     static from(items) {

@@ -31,8 +31,9 @@
   const clear = (id) => void live.delete(typeof id === "number" ? id : Number(id));
   install("setTimeout", (fn, ms = 0, ...args) => start(fn, ms, args, false));
   install("setInterval", (fn, ms = 0, ...args) => start(fn, ms, args, true));
-  install("clearTimeout", clear);
-  install("clearInterval", clear);
+  // Two functions, each with its own name, as the global's operations are.
+  install("clearTimeout", (id) => clear(id));
+  install("clearInterval", (id) => clear(id));
   web.setTimeout = (fn, ms) => start(fn, ms, [], false);
   web.clearTimeout = clear;
 });

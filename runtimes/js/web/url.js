@@ -1,356 +1,17 @@
-// URL and URLSearchParams after the WHATWG URL standard: its basic URL parser
-// (a state machine over code points, with the state overrides the setters
-// use), host parsing (IPv4 in any of its spellings, IPv6, opaque hosts) and
-// the application/x-www-form-urlencoded format. Non-ASCII domains are
-// NFKC-normalized, lowercased and Punycode-encoded: close to UTS #46, whose
-// full mapping and validity tables are not included.
+// URL after the WHATWG URL standard: its basic URL parser (a state machine
+// over code points, with the state overrides the setters use), serializing
+// and origins. Percent-encoding is urlencoding.js's, hosts are parsed by
+// web.parseHost (urlhost.js), the query's URLSearchParams live in
+// urlsearchparams.js.
 (function (web) {
-  const { install, native } = web;
+  const { install } = web;
 
   const SPECIAL = { "ftp:": 21, "file:": null, "http:": 80, "https:": 443, "ws:": 80, "wss:": 443 };
   const isSpecialScheme = (s) => Object.prototype.hasOwnProperty.call(SPECIAL, s + ":");
   const defaultPort = (s) => (isSpecialScheme(s) ? SPECIAL[s + ":"] : null);
 
-  const ALPHA = /^[A-Za-z]$/;
-  const isAlpha = (c) => c !== undefined && ALPHA.test(c);
-  const isDigit = (c) => c !== undefined && c >= "0" && c <= "9";
-  const isHex = (c) => c !== undefined && /^[0-9A-Fa-f]$/.test(c);
-
-  // ---- percent-encoding ------------------------------------------------------
-
-  const C0 = (cp) => cp < 0x20 || cp > 0x7e;
-  const setOf = (base, extra) => (cp) => base(cp) || extra.includes(String.fromCharCode(cp));
-  const FRAGMENT = setOf(C0, ' "<>`');
-  const QUERY = setOf(C0, ' "#<>');
-  const SPECIAL_QUERY = setOf(QUERY, "'");
-  // "^" is left as is, as node and the browsers do (the standard now encodes it).
-  const PATH = setOf(QUERY, "?`{}");
-  const USERINFO = setOf(PATH, "/:;=@[\\]^|");
-  const COMPONENT = setOf(USERINFO, "$%&+,");
-  const FORM = setOf(COMPONENT, "!'()~");
-
-  const HEXU = "0123456789ABCDEF";
-  function encodeByte(b) {
-    return "%" + HEXU[b >> 4] + HEXU[b & 15];
-  }
-
-  function encodeUtf8(str) {
-    return native.encode(str);
-  }
-
-  function percentEncode(str, set, spaceAsPlus) {
-    let out = "";
-    for (const ch of str) {
-      const cp = ch.codePointAt(0);
-      if (spaceAsPlus && ch === " ") out += "+";
-      else if (!set(cp)) out += ch;
-      else for (const b of encodeUtf8(ch.length === 1 && cp >= 0xd800 && cp <= 0xdfff ? "\ufffd" : ch)) out += encodeByte(b);
-    }
-    return out;
-  }
-
-  function percentDecodeBytes(str) {
-    const bytes = encodeUtf8(str);
-    const out = [];
-    for (let i = 0; i < bytes.length; i++) {
-      const b = bytes[i];
-      if (b === 0x25 && i + 2 < bytes.length && isHexByte(bytes[i + 1]) && isHexByte(bytes[i + 2])) {
-        out.push(parseInt(String.fromCharCode(bytes[i + 1], bytes[i + 2]), 16));
-        i += 2;
-      } else out.push(b);
-    }
-    return new Uint8Array(out);
-  }
-  const isHexByte = (b) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
-  const utf8Lossy = (bytes) => new TextDecoder().decode(bytes);
-
-  // ---- hosts -------------------------------------------------------------------
-
-  const FORBIDDEN_HOST = new Set(["\0", "\t", "\n", "\r", " ", "#", "/", ":", "<", ">", "?", "@", "[", "\\", "]", "^", "|"]);
-  const FORBIDDEN_DOMAIN = new Set([...FORBIDDEN_HOST, "%"]);
-  const isForbiddenDomainCp = (c) => FORBIDDEN_DOMAIN.has(c) || c.codePointAt(0) <= 0x1f || c === "\x7f";
-
-  function parseIPv4Number(s) {
-    if (s === "") return NaN;
-    let radix = 10;
-    if (s.length >= 2 && (s.startsWith("0x") || s.startsWith("0X"))) {
-      s = s.slice(2);
-      radix = 16;
-    } else if (s.length >= 2 && s[0] === "0") {
-      s = s.slice(1);
-      radix = 8;
-    }
-    if (s === "") return 0;
-    const re = radix === 10 ? /^[0-9]+$/ : radix === 16 ? /^[0-9A-Fa-f]+$/ : /^[0-7]+$/;
-    if (!re.test(s)) return NaN;
-    return parseInt(s, radix);
-  }
-
-  function endsInNumber(input) {
-    const parts = input.split(".");
-    if (parts[parts.length - 1] === "") {
-      if (parts.length === 1) return false;
-      parts.pop();
-    }
-    const last = parts[parts.length - 1];
-    if (last !== "" && /^[0-9]+$/.test(last)) return true;
-    return !Number.isNaN(parseIPv4Number(last)) && /^0[xX][0-9A-Fa-f]*$/.test(last);
-  }
-
-  function parseIPv4(input) {
-    const parts = input.split(".");
-    if (parts[parts.length - 1] === "" && parts.length > 1) parts.pop();
-    if (parts.length > 4) return null;
-    const nums = parts.map(parseIPv4Number);
-    if (nums.some(Number.isNaN)) return null;
-    if (nums.slice(0, -1).some((n) => n > 255)) return null;
-    if (nums[nums.length - 1] >= 256 ** (5 - nums.length)) return null;
-    let ipv4 = nums[nums.length - 1];
-    for (let i = 0; i < nums.length - 1; i++) ipv4 += nums[i] * 256 ** (3 - i);
-    return ipv4;
-  }
-
-  const serializeIPv4 = (n) => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join(".");
-
-  function parseIPv6(input) {
-    const address = [0, 0, 0, 0, 0, 0, 0, 0];
-    let piece = 0;
-    let compress = null;
-    let p = 0;
-    const c = () => input[p];
-    if (c() === ":") {
-      if (input[p + 1] !== ":") return null;
-      p += 2;
-      compress = ++piece;
-    }
-    while (c() !== undefined) {
-      if (piece === 8) return null;
-      if (c() === ":") {
-        if (compress !== null) return null;
-        p++;
-        compress = ++piece;
-        continue;
-      }
-      let value = 0;
-      let length = 0;
-      while (length < 4 && isHex(c())) {
-        value = value * 16 + parseInt(c(), 16);
-        p++;
-        length++;
-      }
-      if (c() === ".") {
-        if (length === 0) return null;
-        p -= length;
-        if (piece > 6) return null;
-        let seen = 0;
-        while (c() !== undefined) {
-          let v4 = null;
-          if (seen > 0) {
-            if (c() === "." && seen < 4) p++;
-            else return null;
-          }
-          if (!isDigit(c())) return null;
-          while (isDigit(c())) {
-            const n = Number(c());
-            if (v4 === null) v4 = n;
-            else if (v4 === 0) return null;
-            else v4 = v4 * 10 + n;
-            if (v4 > 255) return null;
-            p++;
-          }
-          address[piece] = address[piece] * 256 + v4;
-          seen++;
-          if (seen === 2 || seen === 4) piece++;
-        }
-        if (seen !== 4) return null;
-        break;
-      } else if (c() === ":") {
-        p++;
-        if (c() === undefined) return null;
-      } else if (c() !== undefined) return null;
-      address[piece++] = value;
-    }
-    if (compress !== null) {
-      let swaps = piece - compress;
-      piece = 7;
-      while (piece !== 0 && swaps > 0) {
-        const t = address[piece];
-        address[piece] = address[compress + swaps - 1];
-        address[compress + swaps - 1] = t;
-        piece--;
-        swaps--;
-      }
-    } else if (piece !== 8) return null;
-    return address;
-  }
-
-  function serializeIPv6(a) {
-    // The first longest run of two or more zero pieces is compressed to "::".
-    let best = -1;
-    let bestLen = 1;
-    for (let i = 0; i < 8; ) {
-      if (a[i] !== 0) {
-        i++;
-        continue;
-      }
-      let j = i;
-      while (j < 8 && a[j] === 0) j++;
-      if (j - i > bestLen) {
-        best = i;
-        bestLen = j - i;
-      }
-      i = j;
-    }
-    let out = "";
-    let ignore0 = false;
-    for (let i = 0; i < 8; i++) {
-      if (ignore0 && a[i] === 0) continue;
-      ignore0 = false;
-      if (best === i) {
-        out += i === 0 ? "::" : ":";
-        ignore0 = true;
-        continue;
-      }
-      out += a[i].toString(16);
-      if (i !== 7) out += ":";
-    }
-    return "[" + out + "]";
-  }
-
-  // Punycode (RFC 3492) for one label.
-  function punycode(label) {
-    const cps = Array.from(label, (ch) => ch.codePointAt(0));
-    let out = cps.filter((cp) => cp < 0x80).map((cp) => String.fromCharCode(cp)).join("");
-    const basic = out.length;
-    let handled = basic;
-    if (basic) out += "-";
-    let n = 128;
-    let delta = 0;
-    let bias = 72;
-    const digit = (d) => String.fromCharCode(d < 26 ? d + 97 : d + 22);
-    const adapt = (d, count, first) => {
-      d = first ? Math.floor(d / 700) : d >> 1;
-      d += Math.floor(d / count);
-      let k = 0;
-      while (d > 455) {
-        d = Math.floor(d / 35);
-        k += 36;
-      }
-      return k + Math.floor((36 * d) / (d + 38));
-    };
-    while (handled < cps.length) {
-      const m = Math.min(...cps.filter((cp) => cp >= n));
-      delta += (m - n) * (handled + 1);
-      n = m;
-      for (const cp of cps) {
-        if (cp < n) delta++;
-        if (cp === n) {
-          let q = delta;
-          for (let k = 36; ; k += 36) {
-            const t = k <= bias ? 1 : k >= bias + 26 ? 26 : k - bias;
-            if (q < t) break;
-            out += digit(t + ((q - t) % (36 - t)));
-            q = Math.floor((q - t) / (36 - t));
-          }
-          out += digit(q);
-          bias = adapt(delta, handled + 1, handled === basic);
-          delta = 0;
-          handled++;
-        }
-      }
-      delta++;
-      n++;
-    }
-    return out;
-  }
-
-  // Punycode decoding of one label's tail (after "xn--"): the string, or null
-  // when it is not valid Punycode.
-  function punydecode(input) {
-    const out = [];
-    const at = input.lastIndexOf("-");
-    for (const ch of at > 0 ? input.slice(0, at) : "") {
-      if (ch.charCodeAt(0) >= 0x80) return null;
-      out.push(ch.charCodeAt(0));
-    }
-    let n = 128;
-    let i = 0;
-    let bias = 72;
-    let p = at > 0 ? at + 1 : 0;
-    const value = (c) => (c >= 48 && c <= 57 ? c - 22 : c >= 65 && c <= 90 ? c - 65 : c >= 97 && c <= 122 ? c - 97 : 36);
-    while (p < input.length) {
-      const old = i;
-      let w = 1;
-      for (let k = 36; ; k += 36) {
-        if (p >= input.length) return null;
-        const digit = value(input.charCodeAt(p++));
-        if (digit >= 36) return null;
-        i += digit * w;
-        const t = k <= bias ? 1 : k >= bias + 26 ? 26 : k - bias;
-        if (digit < t) break;
-        w *= 36 - t;
-        if (i > 0x10ffff * 64) return null;
-      }
-      const len = out.length + 1;
-      let delta = old === 0 ? Math.floor((i - old) / 700) : (i - old) >> 1;
-      delta += Math.floor(delta / len);
-      let k = 0;
-      while (delta > 455) {
-        delta = Math.floor(delta / 35);
-        k += 36;
-      }
-      bias = k + Math.floor((36 * delta) / (delta + 38));
-      n += Math.floor(i / len);
-      i %= len;
-      if (n > 0x10ffff) return null;
-      out.splice(i++, 0, n);
-    }
-    return String.fromCodePoint(...out);
-  }
-
-  // A label already in Punycode must decode, and to text that the mapping
-  // leaves as it is (lowercase, NFC): encoding it again gives the label back.
-  function validAceLabel(label) {
-    if (!label.startsWith("xn--")) return true;
-    const decoded = punydecode(label.slice(4));
-    if (decoded === null || decoded === "" || /[\x00-\x1f\x7f-\x9f]/.test(decoded)) return false;
-    return punycode(decoded.normalize("NFKC").toLowerCase()) === label.slice(4);
-  }
-
-  function domainToASCII(domain) {
-    // Soft hyphen and zero-width characters are ignored by UTS #46.
-    const mapped = domain.replace(/[\u00ad\u200b\u2060\ufeff\u034f\u180b-\u180d\ufe00-\ufe0f]/g, "").normalize("NFKC").toLowerCase();
-    const labels = mapped.replace(/[\u3002\uff0e\uff61]/g, ".").split(".");
-    const out = labels.map((l) => (/^[\x00-\x7f]*$/.test(l) ? l : "xn--" + punycode(l)));
-    if (!out.every(validAceLabel)) return null;
-    const ascii = out.join(".");
-    if (ascii === "") return null;
-    return ascii;
-  }
-
-  function parseOpaqueHost(input) {
-    for (const ch of input) if (ch !== "%" && FORBIDDEN_HOST.has(ch)) return null;
-    return percentEncode(input, C0, false);
-  }
-
-  // -> string (serialized host) or null on failure
-  function parseHost(input, notSpecial) {
-    if (input.startsWith("[")) {
-      if (!input.endsWith("]")) return null;
-      const a = parseIPv6(input.slice(1, -1));
-      return a ? serializeIPv6(a) : null;
-    }
-    if (notSpecial) return parseOpaqueHost(input);
-    const domain = utf8Lossy(percentDecodeBytes(input));
-    const ascii = domainToASCII(domain);
-    if (ascii === null) return null;
-    for (const ch of ascii) if (isForbiddenDomainCp(ch)) return null;
-    if (endsInNumber(ascii)) {
-      const v4 = parseIPv4(ascii);
-      return v4 === null ? null : serializeIPv4(v4);
-    }
-    return ascii;
-  }
+  const { isAlpha, isDigit, isHex, C0, FRAGMENT, QUERY, SPECIAL_QUERY, PATH, USERINFO } = web.urlEncoding;
+  const { percentEncode, toUSV } = web.urlEncoding;
 
   // ---- the basic URL parser --------------------------------------------------------
 
@@ -556,7 +217,7 @@
           } else if (c === ":" && !insideBrackets) {
             if (buffer === "") return null;
             if (override === "hostname") return false;
-            const host = parseHost(buffer, !special());
+            const host = web.parseHost(buffer, !special());
             if (host === null) return null;
             url.host = host;
             buffer = "";
@@ -565,7 +226,7 @@
             p--;
             if (special() && buffer === "") return null;
             if (override && buffer === "" && (url.username || url.password || url.port !== null)) return false;
-            const host = parseHost(buffer, !special());
+            const host = web.parseHost(buffer, !special());
             if (host === null) return null;
             url.host = host;
             buffer = "";
@@ -582,7 +243,8 @@
           else if (c === undefined || c === "/" || c === "?" || c === "#" || (special() && c === "\\") || override) {
             if (buffer !== "") {
               const port = parseInt(buffer, 10);
-              if (port > 65535) return null;
+              // A setter keeps what it changed before the port (the host setter's host).
+              if (port > 65535) return override ? false : null;
               url.port = port === defaultPort(url.scheme) ? null : port;
               buffer = "";
             }
@@ -639,7 +301,7 @@
               if (override) return false;
               state = "path start";
             } else {
-              let host = parseHost(buffer, false);
+              let host = web.parseHost(buffer, false);
               if (host === null) return null;
               if (host === "localhost") host = "";
               url.host = host;
@@ -752,139 +414,6 @@
     return "null";
   }
 
-  // ---- application/x-www-form-urlencoded ----------------------------------------------
-
-  function parseForm(input) {
-    const out = [];
-    for (const seq of input.split("&")) {
-      if (seq === "") continue;
-      const eq = seq.indexOf("=");
-      const name = eq < 0 ? seq : seq.slice(0, eq);
-      const value = eq < 0 ? "" : seq.slice(eq + 1);
-      const dec = (s) => utf8Lossy(percentDecodeBytes(s.replace(/\+/g, " ")));
-      out.push([dec(name), dec(value)]);
-    }
-    return out;
-  }
-
-  const toUSV = (s) => String(s).toWellFormed();
-  const serializeForm = (list) =>
-    list.map(([k, v]) => percentEncode(k, FORM, true) + "=" + percentEncode(v, FORM, true)).join("&");
-
-  // ---- URLSearchParams ------------------------------------------------------------------
-
-  class URLSearchParams {
-    #list = [];
-    #url = null; // the URL whose query this object mirrors
-    constructor(init = "") {
-      if (init instanceof URLSearchParams) this.#list = init.#list.map(([k, v]) => [k, v]);
-      else if (typeof init === "object" && init !== null && typeof init[Symbol.iterator] === "function") {
-        for (const pair of init) {
-          const arr = Array.from(pair);
-          if (arr.length !== 2) throw new TypeError("Each query pair must be an iterable [name, value] tuple");
-          this.#list.push([toUSV(arr[0]), toUSV(arr[1])]);
-        }
-      } else if (typeof init === "object" && init !== null) {
-        for (const key of Reflect.ownKeys(init)) {
-          const desc = Reflect.getOwnPropertyDescriptor(init, key);
-          if (typeof key === "string" && desc && desc.enumerable) this.#list.push([toUSV(key), toUSV(init[key])]);
-        }
-      } else {
-        let s = toUSV(init);
-        if (s.startsWith("?")) s = s.slice(1);
-        this.#list = parseForm(s);
-      }
-    }
-    #update() {
-      if (!this.#url) return;
-      const s = serializeForm(this.#list);
-      web.urlSetQuery(this.#url, s === "" ? null : s);
-    }
-    get size() {
-      return this.#list.length;
-    }
-    append(name, value) {
-      this.#list.push([toUSV(name), toUSV(value)]);
-      this.#update();
-    }
-    delete(name, value) {
-      name = toUSV(name);
-      if (value === undefined) this.#list = this.#list.filter(([k]) => k !== name);
-      else {
-        value = toUSV(value);
-        this.#list = this.#list.filter(([k, v]) => k !== name || v !== value);
-      }
-      this.#update();
-    }
-    get(name) {
-      name = toUSV(name);
-      const hit = this.#list.find(([k]) => k === name);
-      return hit ? hit[1] : null;
-    }
-    getAll(name) {
-      name = toUSV(name);
-      return this.#list.filter(([k]) => k === name).map(([, v]) => v);
-    }
-    has(name, value) {
-      name = toUSV(name);
-      if (value === undefined) return this.#list.some(([k]) => k === name);
-      value = toUSV(value);
-      return this.#list.some(([k, v]) => k === name && v === value);
-    }
-    set(name, value) {
-      name = toUSV(name);
-      value = toUSV(value);
-      const at = this.#list.findIndex(([k]) => k === name);
-      if (at < 0) this.#list.push([name, value]);
-      else {
-        this.#list[at][1] = value;
-        this.#list = this.#list.filter(([k], i) => k !== name || i === at);
-      }
-      this.#update();
-    }
-    sort() {
-      // Stable, by UTF-16 code units, as the standard says.
-      this.#list = this.#list
-        .map((pair, i) => [pair, i])
-        .sort((a, b) => (a[0][0] < b[0][0] ? -1 : a[0][0] > b[0][0] ? 1 : a[1] - b[1]))
-        .map(([pair]) => pair);
-      this.#update();
-    }
-    forEach(fn, thisArg) {
-      for (let i = 0; i < this.#list.length; i++) fn.call(thisArg, this.#list[i][1], this.#list[i][0], this);
-    }
-    *entries() {
-      for (let i = 0; i < this.#list.length; i++) yield [this.#list[i][0], this.#list[i][1]];
-    }
-    *keys() {
-      for (const [k] of this.entries()) yield k;
-    }
-    *values() {
-      for (const [, v] of this.entries()) yield v;
-    }
-    [Symbol.iterator]() {
-      return this.entries();
-    }
-    toString() {
-      return serializeForm(this.#list);
-    }
-    get [Symbol.toStringTag]() {
-      return "URLSearchParams";
-    }
-    static {
-      // A URL's query is taken as it is: a leading "?" of it is data, not a prefix.
-      web.paramsFor = (url, query) => {
-        const params = new URLSearchParams();
-        params.#list = parseForm(query || "");
-        params.#url = url;
-        return params;
-      };
-      web.paramsReset = (params, query) => {
-        params.#list = parseForm(query || "");
-      };
-    }
-  }
-
   // ---- URL ---------------------------------------------------------------------------------
 
   function parseOrThrow(input, base) {
@@ -905,12 +434,12 @@
   class URL {
     #r;
     #params;
-    constructor(input, base) {
+    constructor(input, base = undefined) {
       if (arguments.length === 0) throw new TypeError("The \"url\" argument must be specified");
       this.#r = parseOrThrow(input, base);
       this.#params = web.paramsFor(this, this.#r.query);
     }
-    static canParse(input, base) {
+    static canParse(input, base = undefined) {
       try {
         parseOrThrow(input, base);
         return true;
@@ -918,7 +447,7 @@
         return false;
       }
     }
-    static parse(input, base) {
+    static parse(input, base = undefined) {
       try {
         return new URL(input, base);
       } catch (_) {
@@ -1047,7 +576,5 @@
   }
 
   web.URL = URL;
-  web.URLSearchParams = URLSearchParams;
   install("URL", URL);
-  install("URLSearchParams", URLSearchParams);
 });
