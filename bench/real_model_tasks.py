@@ -120,16 +120,21 @@ def main() -> int:
     parser.add_argument("--backend", action="append", required=True, help="a backend name from config.yaml")
     parser.add_argument("--out", type=Path, default=Path("real-model-transcripts"))
     parser.add_argument("--only", type=int, default=0, help="run only the first N tasks")
+    parser.add_argument("--task", type=int, action="append", default=[], help="run task N (1-based); repeatable")
     args = parser.parse_args()
     prepare(args.agent)
     args.out.mkdir(parents=True, exist_ok=True)
-    tasks = TASKS[: args.only] if args.only else TASKS
+    numbered = list(enumerate(TASKS, 1))
+    if args.task:
+        numbered = [(i, t) for i, t in numbered if i in args.task]
+    elif args.only:
+        numbered = numbered[: args.only]
     for backend in args.backend:
         done = {1: 0, 2: 0}
         tried = {1: 0, 2: 0}
         turns, seconds = 0, 0.0
         started = time.monotonic()
-        for i, task in enumerate(tasks, 1):
+        for i, task in numbered:
             result = run_task(args.agent, backend, task, args.out / f"{backend}-{i:02d}.log")
             tried[task.tools] += 1
             done[task.tools] += result.ok

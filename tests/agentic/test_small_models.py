@@ -186,3 +186,26 @@ def test_an_empty_reply_is_an_empty_final(server, client):
     server.push(Reply(""))
     result = _loop(client, RecordingExecutor())
     assert (result.final_text, result.stop_reason) == ("", "done")
+
+
+# -- a call to a tool that does not exist --------------------------------------------
+
+
+@pytest.mark.parametrize("tool_format", ["text", "native"])
+def test_a_whole_reply_calling_an_unknown_tool_is_a_call_not_the_answer(server, client, note, tool_format):
+    # The shape a 0.5B model sent (bench/real_model.sh, text mode): a file name where the
+    # tool's name goes. Taken as the final answer, it ended the run with exit 0.
+    bad = json.dumps({"name": "pets.md", "arguments": {"pets": "pets.md"}})
+    server.push(Reply(bad), Reply(_bare(note)), Reply("The cat is called Miso."))
+    executor = RecordingExecutor()
+    result = _loop(client, executor, tool_format=tool_format)
+    assert [c.args for c in executor.calls] == [{"path": str(note)}]  # the bad call ran nothing
+    told = server.chat_requests[1].messages[-1]["content"]
+    assert "unknown tool 'pets.md'" in told and "read_file" in told
+    assert (result.final_text, result.stop_reason) == ("The cat is called Miso.", "done")
+
+
+def test_json_data_inside_an_answer_is_still_an_answer(server, client):
+    text = 'The file holds {"name": "Miso", "arguments": {"age": 3}}.'
+    server.push(Reply(text))
+    assert _loop(client, RecordingExecutor(), tool_format="text").final_text == text

@@ -82,17 +82,17 @@ def test_lenient_json_rejects(text):
 
 def test_tools_prompt_shape():
     # Issue #29: the tool list must not look like a call (``- name(args): ...`` lines were
-    # echoed as answers by a 0.5B model); one example of a call and one of an answer.
+    # echoed as answers by a 0.5B model); one example of a call, none of an answer (the
+    # model copied the answer example's shape with invented facts instead of calling).
     assert tools_prompt(TOOLS) == (
         "You can use these tools:\n"
         "* read_file: Read the full contents of a file. Arguments: path.\n"
         "* run: Run a shell command and return its output. Arguments: command, timeout.\n"
         "* sleep: Wait, then answer with a tag. Arguments: tag, seconds.\n"
+        "Never guess what a tool would return: call it and wait for its result.\n"
         "To use a tool, reply with only a tool call, like this:\n"
         '<tool_call>{"name": "read_file", "arguments": {"path": "..."}}</tool_call>\n'
-        "You then get the tool's result. When you have what you need, reply with your final answer "
-        "in plain words and no tool call, like this:\n"
-        "The result says the meeting is at 10:00."
+        "When you have the result, reply with your final answer in plain words and no tool call."
     )
     assert not any(re.search(r"\w\(", line) for line in tools_prompt(TOOLS).splitlines()[1:4])
 

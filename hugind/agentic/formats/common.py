@@ -112,8 +112,11 @@ def looks_like_call(obj: Any, ctx: Ctx, *, whole_text: bool) -> bool:
     name = target.get("name")
     if not isinstance(name, str):
         return False
-    if ctx.tools:
-        return ctx.knows(name.strip())
+    if ctx.tools and ctx.knows(name.strip()):
+        return True
+    # A reply that is nothing but {"name": ..., "arguments": {...}} is a call even when the
+    # name is no tool (a 0.5B model put a file name there): the model is told the tool is
+    # unknown, rather than the call being taken as its final answer.
     has_args = any(k in target for k in _ARG_KEYS)
     return whole_text and has_args and set(target) <= set(_ARG_KEYS) | _META_KEYS
 
