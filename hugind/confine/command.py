@@ -16,6 +16,7 @@ exactly the one the policy checked, with the environment the policy built.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -159,7 +160,13 @@ def _inside(path: str, roots: list[str] | tuple[str, ...]) -> bool:
 def interpreter(read: list[str] | tuple[str, ...]) -> str:
     """A Python for hugind's helpers inside a view: one the view already holds if it can
     (hugind's own, or the system's), else hugind's own (its installation is then granted
-    read-only: see _interpreter_paths)."""
+    read-only: see _interpreter_paths). Remembered per view: four realpath walks per
+    command otherwise, for an answer that depends only on hugind's installation."""
+    return _interpreter(tuple(read))
+
+
+@functools.lru_cache(maxsize=64)
+def _interpreter(read: tuple[str, ...]) -> str:
     own = os.path.realpath(sys.executable)
     if _inside(own, read) and _inside(os.path.realpath(sys.base_prefix), read):
         return own

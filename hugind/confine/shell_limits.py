@@ -67,13 +67,19 @@ def env_passes(env: dict[str, str]) -> bool:
 def words(limits: dict[str, int], env: dict[str, str], read: tuple[str, ...] | list[str]) -> list[str] | None:
     """The argv prefix that sets ``limits`` before the program inside a sandbox with ``read``,
     or None where only limits.py can do it exactly."""
-    shell = os.path.realpath(SHELL)
+    shell = _shell()
     if not _inside(shell, read) or not env_passes(env) or not shell_ok(shell):
         return None
     text = script(capped(limits), "PWD" in env)
     if text is None:
         return None
     return [shell, "-c", text, env.get("PWD", "sh")]
+
+
+@functools.lru_cache(maxsize=1)
+def _shell() -> str:
+    """/bin/sh's real path, once per process (the system's shell, not a root of the policy)."""
+    return os.path.realpath(SHELL)
 
 
 def _inside(path: str, roots: tuple[str, ...] | list[str]) -> bool:
