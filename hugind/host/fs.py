@@ -2,9 +2,10 @@
 
 The policy hands back the resolved host path. Acting on it, the directory
 that holds it is opened with no symlink or magic link on any component
-(``openat2`` with ``RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS |
-RESOLVE_NO_SYMLINKS`` beneath ``/``, or an ``O_NOFOLLOW`` walk where the
-kernel lacks it: :mod:`hugind.host.openat2`), and the last component with
+(``openat2`` with ``RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS``, or an
+``O_NOFOLLOW`` walk where the kernel lacks it: :mod:`hugind.host.openat2`;
+the path is absolute and already resolved, so no ``..`` or link can lead
+outside a root once none is followed), and the last component with
 ``O_NOFOLLOW``, so a symlink swapped in after the check makes the call fail
 instead of leading outside. Files are opened
 non-blocking and must be regular files (a FIFO cannot hang a call); reads

@@ -30,10 +30,10 @@ import errno
 import functools
 import os
 import stat
-import threading
 from typing import Any
 
 SYS_OPENAT2 = 437
+AT_FDCWD = -100
 RESOLVE_NO_XDEV = 0x01
 RESOLVE_NO_MAGICLINKS = 0x02
 RESOLVE_NO_SYMLINKS = 0x04
@@ -117,24 +117,19 @@ def open_beneath(dir_fd: int, path: str | bytes, flags: int, mode: int = 0o666, 
 
 def open_nofollow(path: str | bytes, flags: int, mode: int = 0o666) -> int:
     """An absolute ``path`` opened with no symlink or magic link on any component (the
-    path as named is the object opened). Beneath ``/``: ``..`` cannot matter."""
+    path as named is the object opened). One ``openat2`` from the cwd's ``AT_FDCWD``
+    (beneath ``/`` nothing can lead outside, so RESOLVE_BENEATH would add nothing), else
+    the walk from a descriptor of ``/`` opened for this call."""
     name = os.fsdecode(path)
     if not name.startswith("/"):
         raise OSError(errno.EINVAL, "not an absolute path", name)
-    return open_beneath(_slash(), name.lstrip("/") or ".", flags, mode)
-
-
-_SLASH: tuple[int, int] | None = None  # (pid, fd): a forked copy opens its own
-_SLASH_LOCK = threading.Lock()
-
-
-def _slash() -> int:
-    """This process's descriptor of ``/``, opened once (``/`` cannot be renamed or replaced)."""
-    global _SLASH
-    with _SLASH_LOCK:
-        if _SLASH is None or _SLASH[0] != os.getpid():
-            _SLASH = (os.getpid(), os.open("/", os.O_DIRECTORY | _PATH | os.O_CLOEXEC))
-        return _SLASH[1]
+    if available():
+        return _call(AT_FDCWD, name, flags, RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS, mode)
+    root = os.open("/", os.O_DIRECTORY | _PATH | os.O_CLOEXEC)
+    try:
+        return walk_beneath(root, name.lstrip("/") or ".", flags, mode)
+    finally:
+        os.close(root)
 
 
 def open_in(directory: str | os.PathLike[str], name: str, flags: int, mode: int = 0o666) -> int:
