@@ -8,9 +8,13 @@ Median of N `echo` runs (default 50), all in one run of this script:
   * the same with the launcher (no bubblewrap: user/PID/net/mount
     namespaces + Landlock);
   * bare `bwrap ... echo` and launcher runs without hugind around them,
-    to show how much of the cost is the kernel's namespace setup.
+    to show how much of the cost is the kernel's namespace setup;
+  * and as runs are: `run_command("true")` from a JS agent through the run's
+    zygote (`Promise.all` in batches of 8), with bubblewrap and with the
+    launcher, against as many `subprocess.run(["true"])` from plain Python
+    (best of 3 each, taken in turns): the issue's ratio (target <= 1.3x).
 
-Usage: python bench/confine.py [--repeat N]
+Usage: python bench/confine.py [--repeat N] [--commands N]
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -77,6 +82,70 @@ def measure(repeat: int, root: Path) -> dict[str, float]:
     return {label: median_ms(times[1:]) for label, times in samples.items()}
 
 
+MANIFEST = """\
+name: bench-confine
+entry_point: main.js
+mode: script
+runtime_fs_mode: read-only
+permissions:
+  filesystem:
+    read: [.]
+  shell:
+    allow: true
+    whitelist: ["true"]
+    timeout: 30
+  limits:
+    timeout: 600
+"""
+
+COMMANDS_JS = """\
+export default async (input) => {
+  const n = Number(input.args[0]);
+  await run_command("true");
+  const t0 = performance.now();
+  for (let done = 0; done < n; done += 8) {
+    const batch = [];
+    for (let k = 0; k < 8 && done + k < n; k++) batch.push(run_command("true"));
+    await Promise.all(batch);
+  }
+  return (performance.now() - t0) / 1000;
+};
+"""
+
+
+def run_commands(n: int, root: Path, rounds: int = 3) -> dict[str, tuple[float, float]]:
+    """(hugind, Python) seconds for ``n`` commands, best of ``rounds`` taken in turns, per mode."""
+    from hugind.manifest import load_agent
+    from hugind.run import RunOptions, run_agent
+
+    root.mkdir()
+    (root / "agent.yaml").write_text(MANIFEST)
+    (root / "main.js").write_text(COMMANDS_JS)
+    agent = load_agent(root)
+
+    def hugind() -> float:
+        result = run_agent(agent, RunOptions(args=[str(n)], stdout=lambda b: None, stderr=lambda b: None, host_env={}))
+        assert result.has_result, "the bench agent gave no result"
+        return float(result.value)  # type: ignore[arg-type]
+
+    def python() -> float:
+        start = time.perf_counter()
+        for _ in range(n):
+            subprocess.run(["true"], check=True)
+        return time.perf_counter() - start
+
+    out = {}
+    for label, choice in (("bubblewrap", None), ("launcher", "none")):
+        _select(choice)
+        if label == "bubblewrap" and probe.capabilities().bwrap is None:
+            continue
+        hugind()  # the run's zygote and workers start here once: a warm-up, as in host_calls
+        runs = [(hugind(), python()) for _ in range(rounds)]
+        out[label] = (min(h for h, _ in runs), min(p for _, p in runs))
+    _select(None)
+    return out
+
+
 def _select(choice: str | None) -> None:
     if choice is None:
         os.environ.pop(probe.BWRAP_ENV, None)
@@ -87,13 +156,20 @@ def _select(choice: str | None) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=50)
+    parser.add_argument("--commands", type=int, default=400, help="run_command calls per round (0: skip)")
     ns = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         results = measure(ns.repeat, Path(tmp))
+        commands = run_commands(ns.commands, Path(tmp) / "commands") if ns.commands else {}
     peer = results["unconfined Popen (peer)"]
-    print(f"median of {ns.repeat} `echo hi` runs")
+    print(f"a sandbox per command: median of {ns.repeat} `echo hi` runs")
     for label, ms in results.items():
         print(f"  {label:34s} {ms:8.2f} ms   {ms / peer:6.2f}x the unconfined peer")
+    if commands:
+        print(f"as runs are: {ns.commands} run_command('true') through the run's zygote, best of 3")
+    for label, (h, p) in commands.items():
+        per = 1000 / ns.commands
+        print(f"  zygote, {label:12s} hugind {h * per:6.2f} ms/cmd, python {p * per:6.2f} ms/cmd, ratio {h / p:5.2f}x")
     return 0
 
 

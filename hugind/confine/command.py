@@ -6,8 +6,9 @@ a fresh ``/proc`` and a minimal ``/dev``, secrets and hugind's own files
 hidden), every namespace, no capabilities, no nested user namespaces, a new
 session and death with its parent, hugind's seccomp filter (``--seccomp``,
 read from hugind's sealed memfd by the ``sh`` step that starts bwrap); the
-rlimits are set inside by :mod:`hugind.confine.limits` (hugind's own code,
-``resource.setrlimit``) just before the program. Without bubblewrap, the
+rlimits are set inside, just before the program, from hugind's one table
+(:mod:`hugind.confine.limits`): by the view's ``/bin/sh`` where it was checked
+to set them exactly (:mod:`hugind.confine.shell_limits`), else by limits.py. Without bubblewrap, the
 launcher makes the namespaces itself, holds the filesystem with Landlock,
 drops every capability and loads the same filter. Either way the program is
 exactly the one the policy checked, with the environment the policy built.
@@ -15,6 +16,7 @@ exactly the one the policy checked, with the environment the policy built.
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import sys
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from hugind.confine import seccomp
+from hugind.confine import seccomp, shell_limits
 from hugind.confine.cgroup import ChildCgroup
 from hugind.confine.limits import spec_words
 from hugind.confine.plan import ChildPlan, symlinked_system_dirs
@@ -32,7 +34,7 @@ from hugind.confine.probe import LAUNCHER, Capabilities
 # under /tmp must stay visible on top of the private /tmp).
 SPECIAL_MOUNTS = (("--proc", "/proc"), ("--dev", "/dev"), ("--tmpfs", "/tmp"), ("--tmpfs", "/var/tmp"))
 FIRST_AT_DEPTH = 0
-LIMITS = Path(__file__).resolve().parent / "limits.py"  # sets rlimits inside bwrap, then execs
+LIMITS = Path(__file__).resolve().parent / "limits.py"  # sets rlimits inside bwrap where sh cannot, then execs
 # What the launcher can apply (namespaces: user, mount view, PID, network, IPC, UTS).
 LAUNCHER_LAYERS = frozenset({"namespaces", "landlock", "seccomp", "capabilities"})
 
@@ -94,16 +96,22 @@ def bwrap_argv(
     *,
     seccomp: bool = False,
 ) -> list[str]:
-    """``python``: the interpreter that runs the launcher inside to set the plan's rlimits
-    (None: none set, the zygote's case, whose workers set each command's). ``seccomp``:
-    fd 9 holds the filter (see START_BWRAP)."""
+    """``python``: the interpreter that runs limits.py inside to set the plan's rlimits where
+    ``/bin/sh`` cannot do it exactly (see shell_limits; None: none set, the zygote's case,
+    whose workers set each command's). ``seccomp``: fd 9 holds the filter (see START_BWRAP)."""
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user", "--disable-userns"]
     argv += ["--cap-drop", "ALL"]
     if seccomp:
         argv += ["--seccomp", str(SECCOMP_FD)]
     read = list(plan.read)
+    limit_words: list[str] = []
     if python is not None:
-        read += [p for p in _interpreter_paths(python, read) if p not in read] + [str(LIMITS)]
+        env = {**plan.env, **(proxy.env if proxy is not None else {})}
+        limit_words = shell_limits.words(plan.rlimits.as_dict(), env, plan.read) or []
+        if not limit_words:
+            read += [p for p in _interpreter_paths(python, read) if p not in read] + [str(LIMITS)]
+            drop = [] if "LC_CTYPE" in plan.env else ["LC_CTYPE"]
+            limit_words = [python, "-I", "-S", str(LIMITS), *spec_words(plan.rlimits.as_dict(), drop), "--"]
     if proxy is not None:
         # Read-only is enough: connect() to a socket is not a write to its filesystem.
         read += [os.path.dirname(proxy.socket_path), *_python_paths(), proxy.forwarder]
@@ -126,10 +134,7 @@ def bwrap_argv(
             argv += ["--ro-bind", "/dev/null", path]
     if any(p == "/" for p in (*plan.read, *plan.write)):
         argv += ["--tmpfs", "/sys", "--remount-ro", "/sys", "--tmpfs", "/run", "--remount-ro", "/run"]
-    argv += ["--chdir", plan.cwd, "--"]
-    if python is not None:
-        drop = [] if "LC_CTYPE" in plan.env else ["LC_CTYPE"]
-        argv += [python, "-I", "-S", str(LIMITS), *spec_words(plan.rlimits.as_dict(), drop), "--"]
+    argv += ["--chdir", plan.cwd, "--", *limit_words]
     if proxy is not None:
         argv += [_python(), "-I", "-S", proxy.forwarder, "--port", str(proxy.port)]
         argv += ["--unix", proxy.socket_path, "--"]
@@ -155,7 +160,13 @@ def _inside(path: str, roots: list[str] | tuple[str, ...]) -> bool:
 def interpreter(read: list[str] | tuple[str, ...]) -> str:
     """A Python for hugind's helpers inside a view: one the view already holds if it can
     (hugind's own, or the system's), else hugind's own (its installation is then granted
-    read-only: see _interpreter_paths)."""
+    read-only: see _interpreter_paths). Remembered per view: four realpath walks per
+    command otherwise, for an answer that depends only on hugind's installation."""
+    return _interpreter(tuple(read))
+
+
+@functools.lru_cache(maxsize=64)
+def _interpreter(read: tuple[str, ...]) -> str:
     own = os.path.realpath(sys.executable)
     if _inside(own, read) and _inside(os.path.realpath(sys.base_prefix), read):
         return own

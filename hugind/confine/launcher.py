@@ -35,10 +35,10 @@ exit status 126, before the program runs. ``--probe`` does steps 1-3 with
 
 from __future__ import annotations
 
+import _signal as signal  # the C module: signal.py pulls in enum (a third of this start)
 import ctypes
 import errno
 import os
-import signal
 import sys
 from types import ModuleType
 
@@ -106,14 +106,17 @@ def _unshare() -> None:
 
 
 def _loopback_up() -> None:
+    import _socket as socket  # as signal above: socket.py imports enum
     import fcntl
-    import socket
     import struct
 
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
         req = struct.pack("16sh", b"lo", 0)
-        flags = struct.unpack("16sh", fcntl.ioctl(sock, SIOCGIFFLAGS, req))[1]
-        fcntl.ioctl(sock, SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | IFF_UP))
+        flags = struct.unpack("16sh", fcntl.ioctl(sock.fileno(), SIOCGIFFLAGS, req))[1]
+        fcntl.ioctl(sock.fileno(), SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | IFF_UP))
+    finally:
+        sock.close()
 
 
 def _fork_and_relay(*, reap_all: bool) -> None:

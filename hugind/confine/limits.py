@@ -1,8 +1,13 @@
-"""Set a command's rlimits, then become it: ``python -I -S limits.py [SPEC] -- PROGRAM ARGS``.
+"""hugind's one rlimit table, and setting a command's rlimits before it runs.
 
-Standard library only, and only ``os``, ``resource`` and ``sys`` (it runs inside
-every per-command bubblewrap sandbox, so its start is part of each command's
-cost; the launcher imports it as a sibling for the same job). SPEC words:
+:data:`RLIMITS` is the only table of the rlimits a child gets: the launcher and
+the zygote (stdlib-only scripts that load this file as a sibling) set them with
+:func:`set_rlimits`; inside a bubblewrap sandbox a ``/bin/sh`` step sets them
+with ``ulimit`` (:mod:`hugind.confine.shell_limits`, from this table's option
+and unit columns), and where that shell cannot be trusted to do it exactly,
+this file runs instead: ``python -I -S limits.py [SPEC] -- PROGRAM ARGS``.
+
+Standard library only, and only ``os``, ``resource`` and ``sys``. SPEC words:
 ``NAME=VALUE`` for an rlimit (soft and hard both, capped by the hard limit
 already in force), ``-LC_CTYPE`` for a variable to drop from the environment
 (Python's locale coercion may have added it to this process's own). Any
@@ -17,22 +22,31 @@ import resource
 import sys
 
 EXIT_LAUNCH_FAILED = 126
+# name: (resource, dash's ulimit option, the unit that option counts in bytes or items)
 RLIMITS = {
-    "nproc": resource.RLIMIT_NPROC,
-    "fsize": resource.RLIMIT_FSIZE,
-    "cpu": resource.RLIMIT_CPU,
-    "data": resource.RLIMIT_DATA,
-    "nofile": resource.RLIMIT_NOFILE,
-    "core": resource.RLIMIT_CORE,
+    "nproc": (resource.RLIMIT_NPROC, "p", 1),
+    "fsize": (resource.RLIMIT_FSIZE, "f", 512),
+    "cpu": (resource.RLIMIT_CPU, "t", 1),
+    "data": (resource.RLIMIT_DATA, "d", 1024),
+    "nofile": (resource.RLIMIT_NOFILE, "n", 1),
+    "core": (resource.RLIMIT_CORE, "c", 512),
 }
 
 
-def set_rlimits(limits: dict[str, int]) -> None:
+def capped(limits: dict[str, int]) -> dict[str, int]:
+    """``limits`` as this process can set them: each capped by the hard limit in force
+    (an unprivileged process cannot raise it; the child gets the lower of the two)."""
+    out = {}
     for name, value in limits.items():
-        which = RLIMITS[name]
-        _, hard = resource.getrlimit(which)
-        cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(which, (cap, cap))
+        _, hard = resource.getrlimit(RLIMITS[name][0])
+        out[name] = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    return out
+
+
+def set_rlimits(limits: dict[str, int]) -> None:
+    """Soft and hard both, so the command cannot raise them again."""
+    for name, value in capped(limits).items():
+        resource.setrlimit(RLIMITS[name][0], (value, value))
 
 
 def spec_words(limits: dict[str, int], drop: list[str]) -> list[str]:

@@ -39,7 +39,6 @@ class Capabilities:
     landlock_abi: int  # 0: no Landlock
     namespaces: bool  # user+PID+network namespaces can be made without bwrap
     namespaces_problem: str
-    prlimit: str | None  # util-linux prlimit, to set rlimits inside a bwrap sandbox
     pids_cgroup: str | None = None  # where per-child pids-limited cgroups can be made
     root: bool = False  # hugind runs as uid 0: RLIMIT_NPROC does not bind it
     seccomp: bool = False  # hugind can build its syscall filter (libseccomp + pyseccomp)
@@ -152,7 +151,6 @@ def _probe(bwrap_choice: str | None, disabled: frozenset[str]) -> Capabilities:
         problem = f"disabled by {DISABLE_ENV}"
     else:
         problem = _run_probe([sys.executable, "-I", "-S", str(LAUNCHER), "--probe"])
-    prlimit = shutil.which("prlimit", path="/usr/bin:/bin")
     cgroup = None if "cgroup" in disabled else pids_parent()
     filter_problem = f"disabled by {DISABLE_ENV}" if "seccomp" in disabled else seccomp.available()
     return Capabilities(
@@ -161,7 +159,6 @@ def _probe(bwrap_choice: str | None, disabled: frozenset[str]) -> Capabilities:
         abi,
         not problem,
         problem,
-        prlimit,
         str(cgroup) if cgroup else None,
         os.geteuid() == 0,
         not filter_problem,

@@ -65,7 +65,6 @@ import _socket as socket
 import ctypes
 import marshal
 import os
-import resource
 import select
 import sys
 from types import ModuleType
@@ -75,20 +74,13 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 EXIT_LAUNCH_FAILED = 126
 MAX_MESSAGE = 1 << 20
-RLIMITS = {
-    "nproc": resource.RLIMIT_NPROC,
-    "fsize": resource.RLIMIT_FSIZE,
-    "cpu": resource.RLIMIT_CPU,
-    "data": resource.RLIMIT_DATA,
-    "nofile": resource.RLIMIT_NOFILE,
-    "core": resource.RLIMIT_CORE,
-}
 # Python ignores some at start and handles others; a program gets the defaults.
 RESET_SIGNALS = ("SIGPIPE", "SIGXFSZ", "SIGXFZ", "SIGTERM", "SIGCHLD", "SIGINT", "SIGHUP", "SIGQUIT")
 DEFAULT_SIGNALS = [getattr(signal, name) for name in RESET_SIGNALS if hasattr(signal, name)]
 
 _libc = ctypes.CDLL(None, use_errno=True)
-_landlock: ModuleType = sys  # the sibling landlock module once main() loaded it
+_landlock: ModuleType = sys  # the sibling modules once main() loaded them
+_limits: ModuleType = sys
 
 
 def _prctl(option: int, value: int) -> None:
@@ -96,19 +88,25 @@ def _prctl(option: int, value: int) -> None:
         raise OSError(ctypes.get_errno(), f"prctl({option}) failed")
 
 
-def _load_landlock() -> None:
-    """The sibling module, from its file: under Landlock (the launcher's mode) only the file
+def _sibling(name: str) -> ModuleType:
+    """A sibling module, from its file: under Landlock (the launcher's mode) only the file
     is granted, not its directory, which an ordinary import would list."""
-    global _landlock
-    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "landlock.py")
-    landlock = ModuleType("landlock")
-    landlock.__file__ = path
-    sys.modules["landlock"] = landlock
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{name}.py")
+    module = ModuleType(name)
+    module.__file__ = path
+    sys.modules[name] = module
     with open(path, encoding="utf-8") as f:
-        exec(compile(f.read(), path, "exec"), landlock.__dict__)  # hugind's own file
+        exec(compile(f.read(), path, "exec"), module.__dict__)  # hugind's own file
+    return module
+
+
+def _load_siblings() -> None:
+    """landlock.py (each worker's own domain) and limits.py (hugind's one rlimit table)."""
+    global _landlock, _limits
+    landlock = _sibling("landlock")
     if landlock.abi_version() < landlock.SCOPE_ABI:
         raise OSError(f"Landlock ABI {landlock.abi_version()} cannot scope signals")
-    _landlock = landlock
+    _landlock, _limits = landlock, _sibling("limits")
 
 
 def _sweep() -> None:
@@ -173,14 +171,6 @@ def _program_path(argv: list[str], env: dict[str, str]) -> str:
         if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
             return candidate
     return name
-
-
-def _set_rlimits(limits: dict[str, int]) -> None:
-    for name, value in limits.items():
-        which = RLIMITS[name]
-        _, hard = resource.getrlimit(which)
-        cap = value if hard == resource.RLIM_INFINITY else min(value, hard)
-        resource.setrlimit(which, (cap, cap))
 
 
 def _run_one(cmd: dict, out_fd: int, err_fd: int, null: int) -> int:
@@ -258,7 +248,7 @@ def _worker(conn: socket.socket, rlimits: dict[str, int]) -> None:
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # its keeper's "term" is for the command
-    _set_rlimits(rlimits)
+    _limits.set_rlimits(rlimits)
     _scoped_domain()
     # RLIMIT_CPU counts this worker's own CPU too: retire well before it could bite.
     cpu_budget = rlimits.get("cpu", 1 << 30) / 2
@@ -373,7 +363,7 @@ def main(args: list[str]) -> None:
     try:
         fd = int(args[0])
         os.set_inheritable(fd, False)
-        _load_landlock()
+        _load_siblings()
         # Same uid as the commands: not dumpable, so they cannot ptrace it or read its memory.
         _prctl(PR_SET_DUMPABLE, 0)
         _prctl(PR_SET_CHILD_SUBREAPER, 1)

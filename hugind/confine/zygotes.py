@@ -39,6 +39,7 @@ from hugind.confine.watch import Watch
 ZYGOTE_ENV = "HUGIND_ZYGOTE"  # "0": a confined launch per command, as before zygotes
 HERE = Path(__file__).resolve().parent
 SCRIPT = HERE / "zygote.py"
+SIBLINGS = ("landlock", "limits")  # the files zygote.py loads beside it, bound read-only with it
 START_TIMEOUT = 10.0  # seconds for a zygote to say it is ready (a loaded machine, a cold cache)
 STOP_TIMEOUT = 2.0  # seconds for the reader to see the sandbox gone at close
 # Commands larger than this take the per-command path (a datagram must fit the socket buffer).
@@ -112,9 +113,9 @@ def interpreter(view: View) -> str:
 def zygote_launch(view: View, caps: Capabilities, fd: int) -> Launch:
     """How to start a zygote for ``view``: the same sandbox a command of that view gets,
     running the zygote instead of the program, with no rlimits of its own (each command
-    sets its own; a CPU limit on the zygote would end a long run's). Its two source
-    files are bound read-only, as the forwarder's is."""
-    read = [*view.read, str(SCRIPT), str(HERE / "landlock.py")]
+    sets its own; a CPU limit on the zygote would end a long run's). Its source files
+    (zygote.py and its SIBLINGS) are bound read-only, as the forwarder's is."""
+    read = [*view.read, str(SCRIPT), *(str(HERE / f"{name}.py") for name in SIBLINGS)]
     argv = (interpreter(view), "-I", "-S", str(SCRIPT), str(fd))
     plan = ChildPlan(argv, "/", {}, tuple(read), view.write, view.hide, "none", Rlimits())
     cgroup = ChildCgroup.take(Path(caps.pids_cgroup), MAX_PROCESSES) if caps.pids_cgroup else None

@@ -1,9 +1,13 @@
 """``fs.*``: file operations, each after the policy has resolved and allowed the path.
 
-The policy hands back the resolved host path. Acting on it, every directory
-on the way is opened with ``O_NOFOLLOW`` from ``/`` down (``openat``), and
-the last component with ``O_NOFOLLOW`` too, so a symlink swapped in after the
-check makes the call fail instead of leading outside. Files are opened
+The policy hands back the resolved host path. Acting on it, the directory
+that holds it is opened with no symlink or magic link on any component
+(``openat2`` with ``RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS``, or an
+``O_NOFOLLOW`` walk where the kernel lacks it: :mod:`hugind.host.openat2`;
+the path is absolute and already resolved, so no ``..`` or link can lead
+outside a root once none is followed), and the last component with
+``O_NOFOLLOW``, so a symlink swapped in after the check makes the call fail
+instead of leading outside. Files are opened
 non-blocking and must be regular files (a FIFO cannot hang a call); reads
 and writes are capped (``LimitHit``). Results name paths the way the guest
 sees them, never host paths outside the allowed roots.
@@ -11,7 +15,6 @@ sees them, never host paths outside the allowed roots.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
 import posixpath
@@ -22,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from hugind.errors import HostCallError, HostIOError, InvalidArgument, LimitHit, NotFound, PermissionDenied
+from hugind.host.openat2 import open_nofollow
 from hugind.host.registry import HostContext, Op, arg
 
 MAX_LIST_ENTRIES = 100_000
@@ -32,6 +36,9 @@ _PATH_FLAG = getattr(os, "O_PATH", 0) or os.O_RDONLY
 _WALK = _PATH_FLAG | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _OPEN_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
+# For open_nofollow, which refuses every link itself (a trailing one included).
+_WALK_FLAGS = _PATH_FLAG | os.O_DIRECTORY
+_OPEN_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY
 
 
 def _engine(ctx: HostContext) -> Any:
@@ -65,58 +72,16 @@ def _errors(op: str, shown: str) -> Iterator[None]:
         raise HostIOError(f"fs.{op}: '{shown}': {exc.strerror or exc.__class__.__name__}") from None
 
 
-class _OpenHow(ctypes.Structure):
-    _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
-
-
-_SYS_OPENAT2 = 437  # the same number on every Linux architecture (a "new" syscall, 5.6+)
-_AT_FDCWD = -100
-_RESOLVE_NO_SYMLINKS = 0x04 | 0x02  # no symlinks, no magic links, on any component
-# The two requests the walk makes, built once (they are only ever read).
-_HOWS = {flags: _OpenHow(flags, 0, _RESOLVE_NO_SYMLINKS) for flags in (_WALK, _OPEN_DIR)}
-_HOW_REFS = {flags: ctypes.byref(how) for flags, how in _HOWS.items()}
-_HOW_SIZE = ctypes.sizeof(_OpenHow)
-_syscall: Any = ctypes.CDLL(None, use_errno=True).syscall if os.uname().sysname == "Linux" else None
-
-
-def _openat2_dir(real: Path | str, flags: int) -> int | None:
-    """``real`` opened by the kernel in one call, refusing a symlink on any component;
-    None when that fails for any reason (the caller then walks, which says why)."""
-    global _syscall
-    if _syscall is None:
-        return None
-    fd = _syscall(_SYS_OPENAT2, _AT_FDCWD, os.fsencode(real), _HOW_REFS[flags], _HOW_SIZE)
-    if fd >= 0:
-        return fd
-    if ctypes.get_errno() in (errno.ENOSYS, errno.EPERM, errno.EINVAL, errno.E2BIG):
-        _syscall = None  # an old kernel or a seccomp filter: walk from now on
-    return None
-
-
 def _walk(real: Path | str, *, last_readable: bool = False) -> int:
-    """An fd for directory ``real``, opened component by component without following links.
-
-    First asked of the kernel in one ``openat2`` with every symlink refused, which
-    succeeds exactly when the walk would; on any error the walk itself runs, so
-    the error raised is the walk's own."""
-    fd = _openat2_dir(real, _OPEN_DIR if last_readable else _WALK)
-    if fd is not None:
-        return fd
-    fd = os.open("/", _WALK)
+    """An fd for directory ``real``, with no symlink or magic link on any component
+    (:func:`hugind.host.openat2.open_nofollow`: one ``openat2`` where the kernel has it,
+    else an ``O_NOFOLLOW`` walk from ``/`` down). A link met on the way (a directory
+    swapped for one after the check) is reported as what it is not: a directory."""
     try:
-        parts = Path(real).parts[1:]
-        for i, part in enumerate(parts):
-            flags = _OPEN_DIR if (last_readable and i == len(parts) - 1) else _WALK
-            nxt = os.open(part, flags, dir_fd=fd)
-            os.close(fd)
-            fd = nxt
-        if last_readable and not parts:
-            nxt = os.open("/", _OPEN_DIR)
-            os.close(fd)
-            fd = nxt
-        return fd
-    except BaseException:
-        os.close(fd)
+        return open_nofollow(str(real), _OPEN_DIR_FLAGS if last_readable else _WALK_FLAGS)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise NotADirectoryError(errno.ENOTDIR, os.strerror(errno.ENOTDIR)) from None
         raise
 
 

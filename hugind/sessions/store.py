@@ -26,6 +26,7 @@ from typing import Any
 
 from hugind.atomicfile import replace_atomically
 from hugind.errors import UsageError
+from hugind.host.openat2 import open_in
 from hugind.llm.config import hugind_home
 from hugind.userfile import read_state_file
 
@@ -77,7 +78,7 @@ class SessionStore:
             _refuse_link(self.dir)
             self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
             _refuse_link(self.dir)  # made by someone else between the check and mkdir
-            fd = os.open(self.dir / "lock", _LOCK_FLAGS, 0o600)
+            fd = open_in(self.dir, "lock", _LOCK_FLAGS, 0o600)  # no link below the dir
         except OSError as exc:
             raise UsageError(f"cannot use the session directory {self.dir}: {exc.strerror}") from None
         try:
@@ -98,7 +99,7 @@ class SessionStore:
     def in_use(self) -> bool:
         """True while some process holds the lock (a live run)."""
         try:
-            fd = os.open(self.dir / "lock", os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+            fd = open_in(self.dir, "lock", os.O_RDONLY)
         except OSError:
             return False
         try:

@@ -31,11 +31,11 @@ from typing import IO, Any
 
 from hugind.atomicfile import replace_atomically
 from hugind.errors import UsageError
+from hugind.host.openat2 import open_in
 from hugind.userfile import read_state_file
 
 STATE_FORMAT = "hugind-team-state/1"
 STATE_FILE = "state.json"
-_NOFOLLOW = os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 def refuse_links(base: Path, path: Path) -> None:
@@ -60,7 +60,7 @@ class StateStore:
             refuse_links(self.dir, self.logs)
             self.logs.mkdir(parents=True, exist_ok=True)
             refuse_links(self.dir, self.logs)
-            fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | _NOFOLLOW, 0o600)
+            fd = open_in(self.dir, "lock", os.O_RDWR | os.O_CREAT, 0o600)  # no link below the dir
         except OSError as exc:
             raise UsageError(f"cannot use the state directory {self.dir}: {exc.strerror}") from None
         try:
@@ -97,7 +97,7 @@ class StateStore:
         """The task's log, for appending; a symbolic link there is refused (UsageError)."""
         path = self.log_path(task_id)
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | _NOFOLLOW, 0o600)
+            fd = open_in(self.dir, f"logs/{path.name}", os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
             raise UsageError(f"cannot open the task's log {path}: {exc.strerror}") from None
         return os.fdopen(fd, "ab")

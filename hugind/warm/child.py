@@ -53,6 +53,7 @@ def become(server: int, sockets: list[socket.socket], fds: list[int], request: R
         name_process(b"hugind run")
         _signals(request)
         _environment(request.env)
+        _raw_path_verdict()
         sys.argv = [os.fsdecode(a) for a in request.argv]
         sys.modules["__main__"].__package__ = request.main_package or None
         _standard_streams()
@@ -102,6 +103,36 @@ def _environment(env: list[bytes]) -> None:
         if sep and name:
             os.environb[name] = value
     time.tzset()  # time's zone was read from the server's TZ at import
+
+
+# The raw host-call path's check (sandbox/raw_ffi.py), made once by the server before it forks.
+_RAW_CHECKED = False
+_RAW_CHOICE: str | None = None  # the server's HUGIND_RAW_FFI when it checked
+
+
+def check_raw_path() -> None:
+    """In the server, once: decide whether host calls may take the raw path (its self-test
+    makes and drops a small engine on this thread, with no compilation threads), so no
+    child repeats it (2-10 ms of each run's start). See :func:`_raw_path_verdict`."""
+    global _RAW_CHECKED, _RAW_CHOICE
+    from hugind.sandbox import raw_ffi
+
+    raw_ffi.enabled()
+    _RAW_CHECKED, _RAW_CHOICE = True, os.environ.get(raw_ffi.ENV)
+
+
+def _raw_path_verdict() -> None:
+    """In the child, with the client's environment: a passing check made under the same
+    ``HUGIND_RAW_FFI`` is kept; a failed one, or one the client's variable overrules, is
+    forgotten, so this process decides again (and a failure warns on the client's stderr,
+    not the server's /dev/null, before falling back to the public path)."""
+    if not _RAW_CHECKED:
+        return
+    from hugind.sandbox import raw_ffi
+
+    if raw_ffi.reason is not None or os.environ.get(raw_ffi.ENV) != _RAW_CHOICE:
+        raw_ffi._raw = None  # type: ignore[attr-defined]  # raw_ffi.enabled() decides anew
+        raw_ffi.reason = None
 
 
 def _standard_streams() -> None:

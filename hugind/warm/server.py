@@ -295,6 +295,7 @@ def main(key: str) -> None:
     except OSError:
         return
     _import_run_stack()
+    child.check_raw_path()
     server = Server(listener, key)
     listener.listen(64)
     server.serve()

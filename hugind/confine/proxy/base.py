@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import select
+import socket
+import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 _REASONS = {
@@ -75,3 +79,44 @@ class Reply(Exception):
 
 class Drop(Exception):
     """End the connection without answering: close() was called, or a side hung up or broke mid-message."""
+
+
+class PairPoll:
+    """The wait a relay of two sockets runs each round (a request's relay, a CONNECT tunnel).
+
+    Both sockets non-blocking; the proxy's stop pipe always watched (``close()`` makes
+    it readable: Drop); each socket's interest set anew each round (:meth:`want`); and
+    an idle clock that every byte moved resets (:meth:`moved`)."""
+
+    def __init__(self, stop_fd: int, idle_timeout: float, socks: Iterable[socket.socket]) -> None:
+        for sock in socks:
+            sock.setblocking(False)
+        self.stop_fd = stop_fd
+        self.idle_timeout = idle_timeout
+        self.poller = select.poll()
+        self.poller.register(stop_fd, select.POLLIN)
+        self.registered: set[int] = set()
+        self.last = time.monotonic()
+
+    def want(self, fd: int, mask: int) -> None:
+        """Watch ``fd`` for ``mask`` this round (0: not at all)."""
+        if mask:
+            self.poller.register(fd, mask)  # re-registering replaces the mask
+            self.registered.add(fd)
+        elif fd in self.registered:
+            self.poller.unregister(fd)
+            self.registered.discard(fd)
+
+    def moved(self) -> None:
+        self.last = time.monotonic()
+
+    def wait(self) -> list[tuple[int, int]] | None:
+        """The sockets ready, as (fd, events); None once idle for idle_timeout or when nothing
+        is wanted any more; Drop when the proxy is closing."""
+        left = self.last + self.idle_timeout - time.monotonic()
+        if left <= 0 or not self.registered:
+            return None
+        ready = self.poller.poll(left * 1000)
+        if any(fd == self.stop_fd for fd, _ in ready):
+            raise Drop
+        return ready

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 import h11
 
-from hugind.confine.proxy.base import Drop, ProxyLimits, ProxyStats, Reply
+from hugind.confine.proxy.base import Drop, PairPoll, ProxyLimits, ProxyStats, Reply
 from hugind.confine.proxy.parse import ChildParser, ProxyRequest, child_informational, child_response, origin_parser
 
 if TYPE_CHECKING:
@@ -147,12 +147,7 @@ class Relay:
         to_child = bytearray()
         started = False  # a final response head went to the child
         eof = {client: False, upstream: False}
-        for sock in (client, upstream):
-            sock.setblocking(False)
-        poller = select.poll()
-        poller.register(self.stop_fd, select.POLLIN)
-        registered: set[int] = set()
-        last = time.monotonic()
+        poll = PairPoll(self.stop_fd, limits.idle_timeout, (client, upstream))
         while True:
             try:
                 while server.their_state is h11.SEND_BODY:  # the request body, child -> origin
@@ -205,18 +200,11 @@ class Relay:
                 upstream: (select.POLLOUT if to_up else 0) | (select.POLLIN if read_origin else 0),
             }
             for sock, mask in masks.items():
-                if mask:
-                    poller.register(sock.fileno(), mask)
-                    registered.add(sock.fileno())
-                elif sock.fileno() in registered:
-                    poller.unregister(sock.fileno())
-                    registered.discard(sock.fileno())
-            left = last + limits.idle_timeout - time.monotonic()
-            if left <= 0 or not registered:
+                poll.want(sock.fileno(), mask)
+            ready = poll.wait()
+            if ready is None:
                 raise Drop
-            for fd, ev in poller.poll(left * 1000):
-                if fd == self.stop_fd:
-                    raise Drop
+            for fd, ev in ready:
                 sock = client if fd == client.fileno() else upstream
                 pending = to_child if sock is client else to_up
                 if ev & select.POLLNVAL:
@@ -225,14 +213,14 @@ class Relay:
                     sent = send_some(sock, pending)
                     if sock is upstream:
                         self.count(up=sent)
-                    last = time.monotonic()
+                    poll.moved()
                 if ev & (select.POLLIN | select.POLLHUP | select.POLLERR) and masks[sock] & select.POLLIN:
                     data = recv_some(sock, limits.buffer_bytes)
                     if data is None:
                         continue
                     eof[sock] = not data
                     (child.feed if sock is client else origin.receive_data)(data)
-                    last = time.monotonic()
+                    poll.moved()
                     if sock is upstream and data:
                         self.count(down=len(data))
                         budget.down += len(data)

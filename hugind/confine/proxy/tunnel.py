@@ -5,9 +5,8 @@ from __future__ import annotations
 import contextlib
 import select
 import socket
-import time
 
-from hugind.confine.proxy.base import Drop
+from hugind.confine.proxy.base import PairPoll
 from hugind.confine.proxy.relay import Relay, recv_some, send_some
 
 
@@ -27,12 +26,7 @@ def tunnel(
     by_fd = {client.fileno(): client, upstream.fileno(): upstream}
     down = 0
     relay.count(up=len(to_upstream))
-    for sock in by_fd.values():
-        sock.setblocking(False)
-    poller = select.poll()
-    poller.register(relay.stop_fd, select.POLLIN)
-    registered: set[int] = set()
-    last = time.monotonic()
+    poll = PairPoll(relay.stop_fd, limits.idle_timeout, by_fd.values())
     while True:
         for sock in by_fd.values():
             if eof[peer[sock]] and not pending[sock] and not shut[sock]:
@@ -47,24 +41,17 @@ def tunnel(
                 mask |= select.POLLIN
             if pending[sock]:
                 mask |= select.POLLOUT
-            if mask:
-                poller.register(fd, mask)  # re-registering replaces the mask
-                registered.add(fd)
-            elif fd in registered:
-                poller.unregister(fd)
-                registered.discard(fd)
-        left = last + limits.idle_timeout - time.monotonic()
-        if left <= 0 or not registered:
+            poll.want(fd, mask)
+        ready = poll.wait()
+        if ready is None:
             return
-        for fd, ev in poller.poll(left * 1000):
-            if fd == relay.stop_fd:
-                raise Drop
+        for fd, ev in ready:
             sock = by_fd[fd]
             if ev & select.POLLNVAL:
                 return
             if ev & select.POLLOUT and pending[sock]:
                 send_some(sock, pending[sock])
-                last = time.monotonic()
+                poll.moved()
             if ev & (select.POLLIN | select.POLLHUP | select.POLLERR) and not eof[sock]:
                 data = recv_some(sock, limits.buffer_bytes)
                 if data is None:
@@ -73,7 +60,7 @@ def tunnel(
                     eof[sock] = True
                     continue
                 pending[peer[sock]] += data
-                last = time.monotonic()
+                poll.moved()
                 if sock is upstream:
                     relay.count(down=len(data))
                     down += len(data)
