@@ -114,7 +114,9 @@ def test_listed_trampolines_are_looked_through(attack, command, extra):
 WRITABLE_ROOT = {"filesystem": {"read": ["."], "write": ["."]}}
 
 
-# dash (/bin/sh) has no process substitution: that text runs touch under bash only.
+# dash (/bin/sh) has no process substitution: that text runs touch under bash only. Its
+# proof waits for the substitution (``wait $!``): where the view has no /dev/fd (launcher
+# mode), cat fails at once, bash exits and the worker ends the rest, sometimes before touch ran.
 BASH_ONLY = {"cat <(touch pwned)"}
 # The shell takes the bare ';' as its own separator, so find never gets its terminator: no
 # shell runs this, and it stays a case for the analysis (the escaped form is the attack).
@@ -126,7 +128,7 @@ INERT = {"find . -maxdepth 0 -exec touch pwned ;"}
 )
 def test_every_vector_works_without_a_list(attack, agent_dir, command):
     root = agent_dir()
-    text = f"bash -c {shlex.quote(command)}" if command in BASH_ONLY else command
+    text = f"bash -c {shlex.quote(command + '; wait $!')}" if command in BASH_ONLY else command
     out = attack(run(text), {**shell(), **WRITABLE_ROOT}, root=root)
     assert out.value["ok"] is True, out.value
     if command in INERT:
