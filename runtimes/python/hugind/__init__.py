@@ -9,7 +9,7 @@ Output is ordinary ``print`` (stdout) and ``eprint`` (stderr).
 
 import sys as _sys
 
-from hugind import _loop, _ops, _state, fs
+from hugind import _ops, _state, fs
 from hugind._errors import (
     HostError,
     InternalError,
@@ -65,6 +65,12 @@ __all__ = [
 ]
 
 
+def _future(op, args, on_progress=None, convert=None):
+    from hugind._loop import future_of  # asyncio only for agents that use it (~0.4 s to import)
+
+    return future_of(op, args, on_progress, convert)
+
+
 def eprint(*values, sep=" ", end="\n"):
     print(*values, sep=sep, end=end, file=_sys.stderr)
 
@@ -111,7 +117,7 @@ def run_command(command, detailed=False):
 
 
 def run_command_async(command, detailed=False):
-    return _loop.future_of("shell.run", {"command": str(command)}, convert=_shell_text(detailed))
+    return _future("shell.run", {"command": str(command)}, convert=_shell_text(detailed))
 
 
 def _spawn_args(program, argv):
@@ -124,7 +130,7 @@ def spawn(program, argv=(), detailed=False):
 
 
 def spawn_async(program, argv=(), detailed=False):
-    return _loop.future_of("shell.spawn", _spawn_args(program, argv), convert=_shell_text(detailed))
+    return _future("shell.spawn", _spawn_args(program, argv), convert=_shell_text(detailed))
 
 
 # ---- network ---------------------------------------------------------------------
@@ -144,9 +150,9 @@ class Response:
         return isinstance(self.status, int) and 200 <= self.status < 300
 
     def json(self):
-        import json
+        from hugind._wire import loads
 
-        return json.loads(self.text)
+        return loads(self.text)
 
     def __repr__(self):
         return f"<Response {self.status} {self.url}>"
@@ -156,9 +162,9 @@ def _fetch_args(url, method="GET", headers=None, body=None):
     args = {"url": str(url), "method": str(method).upper(), "headers": dict(headers or {})}
     if body is not None:
         if not isinstance(body, str):
-            import json
+            from hugind._wire import dumps
 
-            body = json.dumps(body)
+            body = dumps(body)
         args["body"] = body
     return args
 
@@ -169,7 +175,7 @@ def fetch(url, method="GET", headers=None, body=None):
 
 
 def fetch_async(url, method="GET", headers=None, body=None):
-    return _loop.future_of("net.fetch", _fetch_args(url, method, headers, body), convert=Response)
+    return _future("net.fetch", _fetch_args(url, method, headers, body), convert=Response)
 
 
 def http_get(url, headers=None):
@@ -182,11 +188,11 @@ def http_post(url, body, headers=None):
 
 
 def http_get_async(url, headers=None):
-    return _loop.future_of("net.fetch", _fetch_args(url, "GET", headers), convert=lambda r: r["body"])
+    return _future("net.fetch", _fetch_args(url, "GET", headers), convert=lambda r: r["body"])
 
 
 def http_post_async(url, body, headers=None):
-    return _loop.future_of("net.fetch", _fetch_args(url, "POST", headers, body), convert=lambda r: r["body"])
+    return _future("net.fetch", _fetch_args(url, "POST", headers, body), convert=lambda r: r["body"])
 
 
 # ---- LLM ---------------------------------------------------------------------------
@@ -205,7 +211,7 @@ def ask_llm(request):
 
 
 def ask_llm_async(request):
-    return _loop.future_of("llm.ask", _llm_args(request))
+    return _future("llm.ask", _llm_args(request))
 
 
 def ask_llm_stream(request, on_token=None):
@@ -219,7 +225,7 @@ def ask_llm_stream(request, on_token=None):
 
 def ask_llm_stream_async(request, on_token=None):
     """As ask_llm_async; ``on_token`` is called as the tokens arrive."""
-    return _loop.future_of("llm.ask_stream", _llm_args(request), on_progress=on_token)
+    return _future("llm.ask_stream", _llm_args(request), on_progress=on_token)
 
 
 # ---- MCP -----------------------------------------------------------------------------
@@ -234,4 +240,4 @@ def mcp_call_tool(name, arguments=None):
 
 
 def mcp_call_tool_async(name, arguments=None):
-    return _loop.future_of("mcp.call_tool", {"name": str(name), "arguments": dict(arguments or {})})
+    return _future("mcp.call_tool", {"name": str(name), "arguments": dict(arguments or {})})

@@ -8,9 +8,10 @@ PROGRESS events) come later under the guest's own tag. A read never spans two
 frames. Reading with nothing in flight gets IDLE at once.
 """
 
-import json
 import os
 import struct
+
+from hugind import _wire
 
 FD = 3
 HEADER = struct.Struct("<III")
@@ -18,20 +19,18 @@ CALL, SUBMIT = 1, 2
 REPLY, FINAL, PROGRESS, IDLE, START = 1, 2, 3, 4, 5
 _READ = 1 << 16
 
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
-_dumps_ascii = json.JSONEncoder(separators=(",", ":")).encode
-
 
 class ProtocolError(RuntimeError):
     """The channel said something this library does not understand (a bug)."""
 
 
 def _encode(message):
+    text = _wire.dumps(message)
     try:
-        return _dumps(message).encode()
+        return text.encode()
     except UnicodeEncodeError:
         # A lone surrogate has no UTF-8 form: as a \\u escape the host names the argument.
-        return _dumps_ascii(message).encode()
+        return _wire.dumps(message, ascii_only=True).encode()
 
 
 def read_frame():

@@ -7,9 +7,8 @@ done (completing other ops' futures on the way), and the asyncio loop
 """
 
 import itertools
-import json
 
-from hugind import _channel
+from hugind import _channel, _wire
 from hugind._errors import Stalled, host_error
 
 _tags = itertools.count(1)
@@ -35,12 +34,12 @@ def call(op, args=None):
         return True
     if text == _FALSE:
         return False
-    return unwrap(json.loads(text))
+    return unwrap(_wire.loads(text))
 
 
 def call_with_events(op, args=None):
     """A blocking call of a streaming op: (value, events), the events in order."""
-    reply = json.loads(_channel.call_raw(op, args))
+    reply = _wire.loads(_channel.call_raw(op, args))
     return unwrap(reply), reply.get("events") or []
 
 
@@ -65,7 +64,7 @@ def pump():
         raise _channel.ProtocolError(f"unexpected frame of kind {kind} while waiting for host ops")
     handler = _handlers.pop(tag, None) if kind == _channel.FINAL else _handlers.get(tag)
     if handler is not None:
-        handler(kind, json.loads(payload))
+        handler(kind, _wire.loads(payload))
     return True
 
 

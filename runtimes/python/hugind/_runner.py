@@ -6,21 +6,17 @@ run on hugind's event loop) and its return value is the result. The outcome is
 reported like a raw wasm guest's: ``agent.done`` or ``agent.error``.
 """
 
-import contextlib
-import inspect
-import json
 import sys
-import traceback
 import types
 
-from hugind import _channel, _loop, _ops, _state
+from hugind import _asyncio_hook, _channel, _ops, _state, _wire
 
 
 def _start_message():
     kind, _, payload = _channel.read_frame()
     if kind != _channel.START:
         raise _channel.ProtocolError(f"the first frame from the host is of kind {kind}, not START")
-    return json.loads(payload)
+    return _wire.loads(payload)
 
 
 def _run_entry(msg):
@@ -34,11 +30,19 @@ def _run_entry(msg):
     main = module.__dict__.get("main")
     if msg.get("mode") == "agentic" or not callable(main):
         return False, None
-    params = inspect.signature(main).parameters
-    value = main(_state.input) if params else main()
-    if inspect.isawaitable(value):
+    value = main(_state.input) if _takes_input(main) else main()
+    if hasattr(value, "__await__"):
         value = _run_awaitable(value)
     return True, value
+
+
+def _takes_input(func):
+    code = getattr(func, "__code__", None)
+    if code is None:  # a callable object, a builtin: inspect knows
+        import inspect
+
+        return bool(inspect.signature(func).parameters)
+    return code.co_argcount - (1 if hasattr(func, "__self__") else 0) > 0 or bool(code.co_flags & 0x04)
 
 
 def _run_awaitable(awaitable):
@@ -52,6 +56,8 @@ def _run_awaitable(awaitable):
 
 def _stack(exc):
     """The traceback from the agent's own frames on (this runner's are noise to its author)."""
+    import traceback
+
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if not f.filename.startswith("/.hugind/")]
     lines = traceback.format_list(frames)
     return "Traceback (most recent call last):\n" + "".join(lines) if lines else ""
@@ -64,7 +70,7 @@ def _report_error(name, message, stack=""):
 def _report_done(has_value, value):
     if has_value:
         try:
-            value = json.loads(json.dumps(value))
+            value = _wire.loads(_wire.dumps(value))
         except (TypeError, ValueError) as exc:
             _report_error("TypeError", f"the agent's result is not JSON: {exc}")
             return
@@ -77,14 +83,16 @@ def _report_done(has_value, value):
 
 def _flush():
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
+        try:  # noqa: SIM105 - contextlib costs the guest ~25 ms to import
             stream.flush()
+        except Exception:
+            pass
 
 
 def main():
     msg = _start_message()
     _state.set_up(msg)
-    _loop.install()
+    _asyncio_hook.install()
     try:
         has_value, value = _run_entry(msg)
     except SystemExit as stop:
