@@ -24,7 +24,7 @@ from pathlib import Path
 
 from hugind.errors import UsageError
 
-TEMPLATES = ("js", "agentic", "wasm-c")
+TEMPLATES = ("js", "agentic", "wasm-c", "python")
 TEMPLATE_ROOT = Path(__file__).resolve().parent / "templates"
 PLACEHOLDER = "__AGENT_NAME__"
 SDK_HEADERS = ("hugind.h", "hugind_json.h")

@@ -61,6 +61,8 @@ BOOT = f"{LIB_GUEST_PATH}/boot.py"
 # -B: no .pyc written (every directory the guest sees of the agent is read-only anyway).
 ARGV = ["python", "-I", "-S", "-B", BOOT]
 MAX_SOURCE_BYTES = 16 * 1024 * 1024
+PINNED_SOURCE = "python_source"  # Agent.extra key: the entry's text verified by --expect, run as it is
+MAX_PINNED_FILES = 10_000
 
 _verified: dict[tuple[int, ...], str] = {}  # stat stamp -> path, in this process
 _verified_lock = threading.Lock()
@@ -184,6 +186,9 @@ def _agent_folder(config: SessionConfig, existing: list[tuple[Path, str, bool]])
 
 
 def _entry_source(config: SessionConfig) -> str:
+    pinned = config.agent.extra.get(PINNED_SOURCE)
+    if isinstance(pinned, str):
+        return pinned
     entry = config.agent.entry
     try:
         size = entry.stat().st_size
@@ -194,6 +199,28 @@ def _entry_source(config: SessionConfig) -> str:
         raise InvalidModule(f"{entry.name} is not UTF-8 text") from None
     except OSError as exc:
         raise InvalidModule(f"cannot read {entry.name}: {exc.strerror}") from None
+
+
+def pin_sources(agent: Any) -> tuple[str, dict[str, bytes]]:
+    """(the entry's name, every ``.py`` file of the agent: name -> bytes) for its digest.
+    A bare file is only itself; a folder is every ``.py`` under it (links not followed)."""
+    entry = agent.entry.relative_to(agent.root).as_posix()
+    from hugind.manifest import MANIFEST_TEXT
+
+    if MANIFEST_TEXT not in agent.extra:
+        return entry, {entry: agent.entry.read_bytes()}
+    sources: dict[str, bytes] = {}
+    for dirpath, dirnames, filenames in os.walk(agent.root):
+        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            if name.endswith(".py") and not path.is_symlink():
+                if len(sources) >= MAX_PINNED_FILES:
+                    raise UsageError(f"{agent.root} holds more than {MAX_PINNED_FILES} .py files to pin")
+                sources[path.relative_to(agent.root).as_posix()] = path.read_bytes()
+    if entry not in sources:
+        sources[entry] = agent.entry.read_bytes()
+    return entry, sources
 
 
 def start_message(config: SessionConfig) -> dict[str, Any]:
