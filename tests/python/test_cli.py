@@ -58,7 +58,8 @@ def test_build_refuses_a_python_agent_by_name(tmp_path):
 
 
 def test_strict_run_of_a_clean_agent_passes_and_a_denial_fails(tmp_path):
-    root = write_agent(tmp_path / "a", "import hugind\ntry:\n    hugind.fs.read_text('x')\nexcept hugind.HostError:\n    pass\n")
+    src = "import hugind\ntry:\n    hugind.fs.read_text('x')\nexcept hugind.HostError:\n    pass\n"
+    root = write_agent(tmp_path / "a", src)
     assert run_cli("run", str(write_agent(tmp_path / "b", "print('fine')\n")), "--strict").code == 0
     res = run_cli("run", str(root), "--strict")
     assert res.code == ExitCode.POLICY_DENIED, res.stderr
