@@ -63,3 +63,20 @@ def test_strict_run_of_a_clean_agent_passes_and_a_denial_fails(tmp_path):
     assert run_cli("run", str(write_agent(tmp_path / "b", "print('fine')\n")), "--strict").code == 0
     res = run_cli("run", str(root), "--strict")
     assert res.code == ExitCode.POLICY_DENIED, res.stderr
+
+
+def test_a_recorded_run_replays_the_same(tmp_path):
+    src = (
+        "import asyncio, random, time, hugind\n\nasync def main():\n"
+        "    a, b = await asyncio.gather(hugind.run_command_async('echo one'), hugind.run_command_async('date +%N'))\n"
+        "    await asyncio.sleep(0.01)\n"
+        "    print('random', random.random(), 'time', time.time())\n"
+        "    return [a, b]\n"
+    )
+    root = write_agent(tmp_path / "a", src, {"shell": {"allow": True}})
+    record = tmp_path / "run.rec"
+    first = run_cli("run", str(root), "--record", str(record))
+    assert first.code == 0, first.stderr
+    again = run_cli("replay", str(record))
+    assert again.code == 0, again.stderr
+    assert again.stdout == first.stdout  # the shell's answers, the clock and random all from the record
