@@ -347,7 +347,7 @@ def init(
     template: Annotated[
         str,
         typer.Option(
-            "--template", "-t", help="js (script), agentic (LLM loop, one tool), wasm-c (C, compiled) or python."
+            "--template", "-t", help="js (script), agentic (LLM loop, one tool), wasm-c (C), python, python-agentic."
         ),
     ] = "js",
     force: Annotated[

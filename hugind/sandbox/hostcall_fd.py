@@ -28,6 +28,7 @@ a copy.
 from __future__ import annotations
 
 import ctypes
+import queue
 import struct
 import threading
 import time
@@ -58,10 +59,13 @@ FINAL = 2  # the final reply of a SUBMIT
 PROGRESS = 3  # a progress event of a SUBMIT (streaming ops), never final
 IDLE = 4  # nothing is in flight: a wait for a reply would never end
 START = 5  # the start message, the first frame of every run
+TOOL = 6  # agentic mode: run one tool call {"call_id", "name", "args"} (as hugind_tool)
+END = 7  # agentic mode: the run is over, return from _start
 
 MAX_REQUEST_BYTES = 64 * 1024 * 1024  # as the hugind imports (ABI.md)
 EFBIG = 22
 POLL_S = 0.5  # how long a wait goes without looking at the deadline, the interruption and cancellation
+SERVING_POLL_S = 0.005  # a serving guest also looks for the host's own frames (tool calls) this often
 _MASK32 = 0xFFFFFFFF
 DEADLINE = "run stopped: wall-clock deadline exceeded (permissions.limits.timeout)"
 
@@ -120,6 +124,9 @@ class HostChannel:
         self._out = b""  # the frame being read, from _out_at
         self._out_at = 0
         self._tags: dict[int, int] = {}  # op id -> the guest's tag
+        # Frames the host sends unasked (agentic mode: TOOL, END), from any thread.
+        self._host_frames: queue.SimpleQueue[bytes] = queue.SimpleQueue()
+        self.serving: Callable[[], bool] = lambda: False  # the guest waits for host frames, not only replies
         self._forward: dict[str, wasmtime.Func] | None = None
         self.requests = 0  # for tests and figures
 
@@ -133,6 +140,11 @@ class HostChannel:
         and who reads its other fds when fd_read is interposed for them too
         (a recorded or replayed run's tap, an inherited stdin)."""
         self._deadline, self._interrupted, self._other_read = deadline, interrupted, other_read
+
+    def push(self, kind: int, tag: int, payload: bytes) -> None:
+        """Send the guest a frame it did not ask for (a tool call, the end): it reads it
+        before any completion, once the replies it asked for are read."""
+        self._host_frames.put(frame(kind, tag, payload))
 
     # ---- the interposed functions ----------------------------------------------
 
@@ -224,9 +236,21 @@ class HostChannel:
             return self._ready.popleft()
         dispatcher = self.dispatcher
         while True:
+            serving = self.serving()
+            if serving:
+                try:
+                    return self._host_frames.get_nowait()
+                except queue.Empty:
+                    pass
             if dispatcher.pending == 0:
-                return frame(IDLE, 0, b"")
-            item = dispatcher.next_completion(timeout=min(self._remaining(), POLL_S))
+                if not serving:
+                    return frame(IDLE, 0, b"")
+                try:
+                    return self._host_frames.get(timeout=min(self._remaining(), POLL_S))
+                except queue.Empty:
+                    continue
+            wait = SERVING_POLL_S if serving else POLL_S
+            item = dispatcher.next_completion(timeout=min(self._remaining(), wait))
             if item is None:
                 continue
             op_id, reply = item

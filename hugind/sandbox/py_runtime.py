@@ -264,11 +264,23 @@ def start_interpreter(
     )
 
 
-def run_interpreter(driver: GuestDriver, finished: Any) -> None:
+def run_interpreter(driver: GuestDriver, state: Any, mode: str) -> Any:
     """Run the interpreter's ``_start``: the boot script runs the agent and reports through
-    ``agent.done``/``agent.error``; ``finished()`` says whether it did."""
+    ``agent.done``/``agent.error``. In agentic mode it runs on a thread and stays to serve
+    tool calls: the ``PythonAgentic`` returned is what the session calls them through."""
+    instance = driver.instance
+    if mode == "agentic":
+        from hugind.sandbox.py_agentic import PythonAgentic
+
+        channel = instance.channel
+        if channel is None:
+            raise EngineError("a Python guest without its host-call channel")
+        agentic = PythonAgentic(driver, channel, state)
+        agentic.start()
+        return agentic
     try:
         driver.enter("_start")
     except GuestExit as exit_:
-        if exit_.code != 0 and not finished():
+        if exit_.code != 0 and not state.finished:
             raise AgentFailed("Exit", f"the Python interpreter exited with status {exit_.code} (see stderr)") from None
+    return None

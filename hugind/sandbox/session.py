@@ -111,6 +111,7 @@ class AgentSession:
             )
         self.driver = GuestDriver(self.instance, self.dispatcher, self.ctx.deadline, config.cancelled)
         self._call_ids = itertools.count(1)
+        self._python: Any = None  # an agentic Python guest's thread (py_agentic.PythonAgentic)
         self._guest_lock = threading.Lock()  # the guest is single-threaded
         self._initialize()
 
@@ -159,7 +160,7 @@ class AgentSession:
             if self.is_python:
                 from hugind.sandbox import py_runtime
 
-                py_runtime.run_interpreter(self.driver, lambda: self.state.finished)
+                self._python = py_runtime.run_interpreter(self.driver, self.state, agent.manifest.mode)
             elif not self._configured and self._start_fused(entry_name, message):
                 self.driver.pump_until(lambda: self.state.finished, "the agent")
             elif self.instance.has_export("hugind_main"):
@@ -220,6 +221,8 @@ class AgentSession:
         """Run several registered tools; they interleave in the guest and their
         host work runs in parallel. Results come back in call order."""
         with self._guest_lock:
+            if self._python is not None:  # a Python guest serves its tools on its own thread (py_agentic.py)
+                return self._python.call_tools(calls, self._call_ids)
             if not self._configured:
                 self._configure()
             ids = []
@@ -234,5 +237,7 @@ class AgentSession:
             return [results.pop(i) for i in ids]
 
     def close(self) -> None:
+        if self._python is not None:
+            self._python.close()
         self.dispatcher.close()
         self.instance.release()

@@ -23,6 +23,7 @@ from hugind._errors import (
     Unsupported,
 )
 from hugind._errors import IOError_ as HostIOError
+from hugind._tools import get_tool_results, register_tool, set_max_turns, set_system_prompt, tool
 
 __all__ = [
     "HostError",
@@ -48,6 +49,7 @@ __all__ = [
     "fetch_async",
     "fs",
     "get_input",
+    "get_tool_results",
     "http_get",
     "http_get_async",
     "http_post",
@@ -56,11 +58,15 @@ __all__ = [
     "mcp_call_tool_async",
     "mcp_list_tools",
     "meta",
+    "register_tool",
     "run_command",
     "run_command_async",
+    "set_max_turns",
     "set_result",
+    "set_system_prompt",
     "spawn",
     "spawn_async",
+    "tool",
     "version",
 ]
 

@@ -16,7 +16,7 @@ from hugind import _wire
 FD = 3
 HEADER = struct.Struct("<III")
 CALL, SUBMIT = 1, 2
-REPLY, FINAL, PROGRESS, IDLE, START = 1, 2, 3, 4, 5
+REPLY, FINAL, PROGRESS, IDLE, START, TOOL, END = 1, 2, 3, 4, 5, 6, 7
 _READ = 1 << 16
 
 

@@ -33,7 +33,7 @@ class _Waits:
             if self._sleep_until is None or due < self._sleep_until - 0.0005:
                 self._sleep_until = due
                 _ops.submit("time.sleep", {"ms": max(1, math.ceil(timeout * 1000))}, self._woke(due))
-        elif _ops.in_flight() == 0:
+        elif _ops.in_flight() == 0 and _ops.host_frames is None:
             raise Stalled("the agent awaits something that can never complete (no host operation is in flight)")
         if not _ops.pump():
             raise Stalled("the agent awaits something that can never complete (no host operation is in flight)")

@@ -55,11 +55,18 @@ def in_flight():
     return len(_handlers)
 
 
+# Agentic mode: who gets the host's own frames (a tool call's message; None for END).
+host_frames = None
+
+
 def pump():
     """Read one frame and deliver it; False when nothing was in flight (IDLE)."""
     kind, tag, payload = _channel.read_frame()
     if kind == _channel.IDLE:
         return False
+    if kind in (_channel.TOOL, _channel.END) and host_frames is not None:
+        host_frames(_wire.loads(payload) if kind == _channel.TOOL else None)
+        return True
     if kind not in (_channel.FINAL, _channel.PROGRESS):
         raise _channel.ProtocolError(f"unexpected frame of kind {kind} while waiting for host ops")
     handler = _handlers.pop(tag, None) if kind == _channel.FINAL else _handlers.get(tag)

@@ -111,3 +111,8 @@ def main():
         return
     _flush()
     _report_done(has_value, value)
+    if msg.get("mode") == "agentic":
+        from hugind import _tools
+
+        _tools.serve()
+        _flush()
