@@ -123,3 +123,21 @@ def test_the_cli_runs_an_agent_folder_with_args(tmp_path):
     res = run_cli("run", str(root), "--", "a", "b")
     assert res.code == 0, res.stderr
     assert json.loads(res.stdout) == ["a", "b"]
+
+
+def test_stdin_reaches_input(tmp_path):
+    root = write_agent(tmp_path / "a", "import sys\nprint('got', input())\nprint(sys.stdin.read().split())\n")
+    res = run_cli("run", str(root), stdin="line1\nline2 a b\n")
+    assert res.code == 0, res.stderr
+    assert res.stdout == "got line1\n['line2', 'a', 'b']\n"
+
+
+def test_an_agent_folder_holding_hugind_home_is_refused(tmp_path):
+    root = write_agent(tmp_path / "a", "print(open('/home/config.yaml').read())\n")
+    home = root / "home"
+    home.mkdir()
+    (home / "config.yaml").write_text("backends: {secret: {url: http://127.0.0.1:9/v1, api_key: sk-SECRET}}\n")
+    res = run_cli("run", str(root), env={"HUGIND_HOME": str(home)})
+    assert res.code == ExitCode.USAGE, res.stderr
+    assert "sk-SECRET" not in res.stdout + res.stderr
+    assert f"the agent folder {root.resolve()} contains" in res.stderr
