@@ -22,11 +22,18 @@ from tests.policy.policy_vectors import (
     build_fs_layout,
 )
 from tests.python.helpers import probe
-from tests.redteam.conftest import _network_guard  # noqa: F401 - autouse: nothing may leave loopback
+from tests.redteam.conftest import _network_guard, server, server2  # noqa: F401 - fixtures (the guard: autouse)
 from tests.redteam.helpers import assert_denied
 from tests.redteam.test_fs_attacks import CALLS
 from tests.redteam.test_fs_attacks import snapshot as js_snapshot
-from tests.redteam.test_net_attacks import BAD_URLS_ON_LOOPBACK, BLOCKED_ON_LOOPBACK
+from tests.redteam.test_net_attacks import (
+    BAD_URLS_ON_LOOPBACK,
+    BLOCKED_ON_LOOPBACK,
+    DISGUISES_ON_LOOPBACK,
+    REDIRECTS_ON_LOOPBACK,
+    only,
+)
+from tests.redteam.test_shell_attacks import INJECTIONS, LOOKED_THROUGH, SHELL, TRAMPOLINES, WHITELIST, shell
 
 SECRET = "TOP SECRET"
 
@@ -113,3 +120,50 @@ def test_bad_urls_and_schemes_are_refused(tmp_path, url, fragment):
 def test_shell_vectors_are_denied(tmp_path, command, rule, fragment):
     out = probe(tmp_path / "agent", f"return hugind.run_command({command!r})", SHELL_POLICY)
     assert_denied(out, rule, fragment, capability="shell")
+
+
+def _run(command: str) -> str:
+    return f"return hugind.run_command({command!r}, detailed=True)"
+
+
+@pytest.mark.parametrize("command", INJECTIONS)
+def test_injection_under_a_whitelist_is_denied(tmp_path, command):
+    out = probe(tmp_path / "agent", _run(command), SHELL)
+    assert_denied(out, "shell.whitelist", "program 'touch' is not in the whitelist", capability="shell")
+    assert not (tmp_path / "agent" / "pwned").exists()
+
+
+@pytest.mark.parametrize(("command", "tool"), TRAMPOLINES)
+def test_trampolines_are_denied_under_a_whitelist(tmp_path, command, tool):
+    out = probe(tmp_path / "agent", _run(command), SHELL)
+    assert_denied(out, "shell.trampoline", f"'{tool}' runs other programs")
+    assert not (tmp_path / "agent" / "pwned").exists()
+
+
+@pytest.mark.parametrize(("command", "extra"), LOOKED_THROUGH)
+def test_listed_trampolines_are_looked_through(tmp_path, command, extra):
+    out = probe(tmp_path / "agent", _run(command), shell(whitelist=[*WHITELIST, extra]))
+    assert_denied(out, "shell.whitelist", "program 'touch' is not in the whitelist")
+    assert not (tmp_path / "agent" / "pwned").exists()
+
+
+@pytest.mark.parametrize(("host", "rule", "fragment"), DISGUISES_ON_LOOPBACK, ids=[v[0] for v in DISGUISES_ON_LOOPBACK])
+def test_loopback_server_is_unreachable_under_the_default_block(tmp_path, server, host, rule, fragment):  # noqa: F811
+    out = probe(tmp_path / "agent", f"return hugind.http_get('http://{host}:{server.port}/hello')", NET_POLICY)
+    assert_denied(out, rule, fragment)
+    assert server.requests == []
+
+
+@pytest.mark.parametrize(
+    ("location", "rule", "fragment"),
+    [v[1:] for v in REDIRECTS_ON_LOOPBACK],
+    ids=[v[0] for v in REDIRECTS_ON_LOOPBACK],
+)
+def test_redirect_from_allowed_server_to_denied_target(tmp_path, server, server2, location, rule, fragment):  # noqa: F811
+    fill = {"port": server.port, "other": server2.port}
+    server.redirect_to["0"] = location.format(**fill)
+    out = probe(tmp_path / "agent", f"return hugind.http_get({server.url('/redirect/0')!r})", only(server))
+    assert_denied(out, rule, fragment.format(**fill))
+    assert server.paths() == ["/redirect/0"]
+    assert server2.requests == []
+    assert [e["decision"] for e in out.audit] == ["allow", "deny"]
