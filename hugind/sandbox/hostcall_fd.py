@@ -35,7 +35,7 @@ import time
 import weakref
 from collections import deque
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import wasmtime
 
@@ -130,16 +130,24 @@ class HostChannel:
         self._forward: dict[str, wasmtime.Func] | None = None
         self.requests = 0  # for tests and figures
 
-    def attach(
-        self,
-        deadline: Callable[[], float],
-        interrupted: Callable[[], str | None],
-        other_read: Callable[..., int] | None,
-    ) -> None:
-        """The guest's own deadline for the current entry, its interruption (output cap),
-        and who reads its other fds when fd_read is interposed for them too
-        (a recorded or replayed run's tap, an inherited stdin)."""
-        self._deadline, self._interrupted, self._other_read = deadline, interrupted, other_read
+    def attach_guest(self, guest: Any, inherit_stdin: bool) -> None:
+        """Learn the guest's (a GuestInstance's) deadline for its current entry, its
+        interruption (output cap), and who reads its other fds when fd_read is
+        interposed for them too (a recorded or replayed run's tap, an inherited
+        stdin). Weakly: the guest holds this channel, and no cycle is left to collect."""
+        me = weakref.ref(guest)
+
+        def other_read(caller: wasmtime.Caller, *args: int) -> int:
+            g = me()
+            if g is None:
+                raise EngineError("a released guest read a file")
+            if g.wasi_tap is not None:
+                return g.wasi_tap.fd_read(caller, *args)
+            return g.wasi_clock.fd_read(caller, *args)
+
+        self._deadline = lambda: getattr(me(), "_deadline", 0.0)
+        self._interrupted = lambda: getattr(me(), "interrupt_reason", "the guest was released")
+        self._other_read = other_read if (guest.wasi_tap is not None or inherit_stdin) else None
 
     def push(self, kind: int, tag: int, payload: bytes) -> None:
         """Send the guest a frame it did not ask for (a tool call, the end): it reads it

