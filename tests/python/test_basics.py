@@ -141,3 +141,13 @@ def test_an_agent_folder_holding_hugind_home_is_refused(tmp_path):
     assert res.code == ExitCode.USAGE, res.stderr
     assert "sk-SECRET" not in res.stdout + res.stderr
     assert f"the agent folder {root.resolve()} contains" in res.stderr
+
+
+def test_an_entry_in_a_subfolder_imports_its_neighbours(tmp_path):
+    root = write_agent(tmp_path / "a", "", entry_point="src/main.py")
+    (root / "main.py").unlink()
+    (root / "src").mkdir()
+    src = "import sys, util\n\ndef main():\n    return [util.NAME, sys.path[0], __file__]\n"
+    (root / "src" / "main.py").write_text(src)
+    (root / "src" / "util.py").write_text("NAME = 'beside the entry'\n")
+    assert run_py(root).value == ["beside the entry", "/src", "/src/main.py"]

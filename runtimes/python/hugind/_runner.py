@@ -92,6 +92,10 @@ def _flush():
 def main():
     msg = _start_message()
     _state.set_up(msg)
+    # The entry's folder comes first on sys.path, as a script's does (boot.py put the agent's folder there).
+    folder = "/" + str(msg.get("entry") or "").rpartition("/")[0]
+    if sys.path and sys.path[0] == "/" and folder != "/":
+        sys.path[0] = folder
     _asyncio_hook.install()
     try:
         has_value, value = _run_entry(msg)
