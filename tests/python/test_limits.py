@@ -55,3 +55,10 @@ def test_an_unsettled_await_is_reported_not_waited_on(tmp_path):
     res = run_cli("run", str(write_agent(tmp_path / "a", src)))
     assert res.code == ExitCode.AGENT_FAILED
     assert "Stalled" in res.stderr
+
+
+def test_output_printed_before_the_deadline_is_kept(tmp_path):
+    root = write_agent(tmp_path / "a", "print('started')\nwhile True:\n    pass\n", {"limits": {"timeout": 1}})
+    res = run_cli("run", str(root))
+    assert res.code == ExitCode.LIMIT_EXCEEDED
+    assert res.stdout == "started\n"

@@ -92,6 +92,8 @@ def _flush():
 def main():
     msg = _start_message()
     _state.set_up(msg)
+    # Line by line, as a JS agent's print: a run stopped by its deadline keeps what it printed.
+    sys.stdout.reconfigure(line_buffering=True)
     # The entry's folder comes first on sys.path, as a script's does (boot.py put the agent's folder there).
     folder = "/" + str(msg.get("entry") or "").rpartition("/")[0]
     if sys.path and sys.path[0] == "/" and folder != "/":
