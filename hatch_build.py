@@ -5,8 +5,9 @@ wasm32-wasi with zig) is written to hugind/_engine/, which both editable
 and regular wheels ship. It is never committed; see runtimes/js/build_engine.py.
 
 A regular wheel also gets the C SDK headers (runtimes/wasm/*.h) under
-hugind/templates/_sdk, for ``hugind init --template wasm-c``; an editable
-install reads them from the checkout.
+hugind/templates/_sdk, for ``hugind init --template wasm-c``, and the Python
+guest library (runtimes/python) as hugind/_pyguest; an editable install
+reads them from the checkout.
 
 pip shows a build backend's output only with -v (``pip install -v .``), so
 progress goes to the user's terminal directly when there is one
@@ -37,6 +38,8 @@ class EngineBuildHook(BuildHookInterface):
             sdk = root / "runtimes" / "wasm"
             for header in ("hugind.h", "hugind_json.h"):
                 build_data["force_include"][str(sdk / header)] = f"hugind/templates/_sdk/{header}"
+            # The guest library of .py agents (an editable install reads runtimes/python itself).
+            build_data["force_include"][str(root / "runtimes" / "python")] = "hugind/_pyguest"
         progress = shown.Progress()
         progress.say(
             f"building the JS engine (QuickJS-NG to wasm32-wasi with zig): {shown.ESTIMATE}; "

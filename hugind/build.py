@@ -60,6 +60,8 @@ class CompiledGraph:
 def compile_graph(agent: Agent, progress: Progress = _quiet) -> CompiledGraph:
     """Compile the entry and every module it imports, reading each file once and running none.
     ``progress`` hears each step (``hugind build`` prints them on a terminal's stderr)."""
+    if agent.runtime == "python":
+        raise UsageError(f"hugind build compiles JS agents; {agent.entry.name} is a Python agent, run as it is")
     if agent.runtime != "js":
         raise UsageError(f"hugind build compiles JS agents; {agent.entry.name} is already WebAssembly")
     source = _RecordingSource(agent.root)

@@ -345,7 +345,10 @@ def _progress_printer(verbose: bool) -> Callable[[str], None]:
 def init(
     directory: Annotated[Path, typer.Argument(help="Folder for the new agent (created; must be empty).")],
     template: Annotated[
-        str, typer.Option("--template", "-t", help="js (script), agentic (LLM loop, one tool) or wasm-c (C, compiled).")
+        str,
+        typer.Option(
+            "--template", "-t", help="js (script), agentic (LLM loop, one tool), wasm-c (C), python, python-agentic."
+        ),
     ] = "js",
     force: Annotated[
         bool, typer.Option("--force", help="Write into a non-empty folder; replaced files are listed.")

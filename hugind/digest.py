@@ -77,6 +77,15 @@ def source_digest(entry: str, manifest_text: str | None, sources: Mapping[str, b
     return fields.result()
 
 
+def python_digest(entry: str, manifest_text: str | None, sources: Mapping[str, bytes]) -> str:
+    """A Python agent: its manifest, its entry's name and every ``.py`` file of its folder."""
+    fields = _Fields("python")
+    fields.add("entry", entry)
+    fields.add_manifest(manifest_text)
+    fields.add_modules(sources, "source")
+    return fields.result()
+
+
 def wasm_digest(manifest_text: str | None, module: bytes) -> str:
     """A raw WebAssembly agent: its module bytes and, for a folder, its manifest."""
     fields = _Fields("wasm")

@@ -79,7 +79,7 @@ class Agent:
     manifest: Manifest
     root: Path  # resolved agent directory
     entry: Path  # resolved entry file, inside root
-    runtime: str  # "js" or "wasm"
+    runtime: str  # "js", "wasm" or "python"
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -218,11 +218,13 @@ def _runtime_of(entry: Path, source: str) -> str:
         return "js"
     if entry.suffix == ".wasm":
         return "wasm"
-    raise ManifestError(f"entry_point '{entry.name}' must be a .js or .wasm file", source)
+    if entry.suffix == ".py":
+        return "python"
+    raise ManifestError(f"entry_point '{entry.name}' must be a .js, .py or .wasm file", source)
 
 
 def load_agent(target: Path) -> Agent:
-    """An agent folder (with agent.yaml), or a bare .js/.wasm file.
+    """An agent folder (with agent.yaml), or a bare .js/.py/.wasm file.
 
     A bare file runs under an empty manifest: no env, no permissions, so the
     policy denies every capability.

@@ -7,7 +7,9 @@ The digest names what would run (``hugind.digest`` defines the encoding):
 * a JS agent (folder or single ``.js``): the agent.yaml text and the source of
   every module in the entry's static import graph, found by the engine's own
   resolver exactly as ``hugind build`` finds it;
-* a raw ``.wasm`` agent: the module bytes and, for a folder, the agent.yaml text.
+* a raw ``.wasm`` agent: the module bytes and, for a folder, the agent.yaml text;
+* a Python agent: the agent.yaml text, the entry's name and every ``.py`` file of
+  its folder (the entry runs from the bytes hashed; other modules are read when imported).
 
 ``pin`` also returns the agent sealed to that content: a pinned JS agent runs
 the bytecode compiled from the very sources that were hashed (like an artifact,
@@ -21,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from hugind.build import compile_graph, manifest_text_of, to_artifact
-from hugind.digest import parse_expected, source_digest, wasm_digest
+from hugind.digest import parse_expected, python_digest, source_digest, wasm_digest
 from hugind.errors import AgentFailed, DigestMismatch
 from hugind.jscheck import JsCompileError, describe
 from hugind.manifest import Agent
@@ -47,6 +49,13 @@ def pin(agent: Agent) -> Pinned:
         data = read_agent_module(agent.entry)
         digest = wasm_digest(manifest_text, data)
         return Pinned(replace(agent, extra={**agent.extra, PINNED_WASM: data, _DIGEST: digest}), digest)
+    if agent.runtime == "python":  # the entry runs from the bytes hashed (py_runtime.PINNED_SOURCE)
+        from hugind.sandbox.py_runtime import PINNED_SOURCE, pin_sources
+
+        entry, sources = pin_sources(agent)
+        digest = python_digest(entry, manifest_text, sources)
+        sealed = {**agent.extra, PINNED_SOURCE: sources[entry].decode("utf-8"), _DIGEST: digest}
+        return Pinned(replace(agent, extra=sealed), digest)
     graph = compile_graph(agent)
     sources = {name: text.encode("utf-8") for name, text in graph.sources.items()}
     digest = source_digest(graph.entry, manifest_text, sources)

@@ -138,7 +138,7 @@ def open_session(
         stdin_path=options.stdin_path,
         argv=[agent.manifest.name, *options.args],
         env=env,
-        preopens=preopens_for(engine, agent.root) if agent.runtime == "wasm" else [],
+        preopens=preopens_for(engine, agent.root) if agent.runtime in ("wasm", "python") else [],
     )
     session_meta = getattr(services.get("llm"), "session", None)
     run_input: dict[str, Any] = {"args": list(options.args), "meta": {"session": session_meta, "env": env}}

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from hugind.errors import UsageError
 
-TEMPLATES = ("js", "agentic", "wasm-c")
+TEMPLATES = ("js", "agentic", "wasm-c", "python", "python-agentic")
 TEMPLATE_ROOT = Path(__file__).resolve().parent / "templates"
 PLACEHOLDER = "__AGENT_NAME__"
 SDK_HEADERS = ("hugind.h", "hugind_json.h")
@@ -151,7 +151,7 @@ def next_steps(done: Scaffolded, shown: str) -> list[str]:
     """What to type next, for the person who ran hugind init."""
     quoted = shlex.quote(shown)
     run = f"hugind run {quoted}"
-    if done.template == "agentic":
+    if done.template in ("agentic", "python-agentic"):
         run += ' --backend http://127.0.0.1:8080/v1 --model NAME -- "What is on my to-do list?"'
     lines = [f"created {done.template} agent '{done.name}' in {shown}" + (" (agent.wasm built)" if done.built else "")]
     lines += [f"replaced {rel}" for rel in done.replaced]

@@ -31,8 +31,9 @@ import wasmtime
 from hugind import std_streams
 from hugind.errors import AgentFailed, EngineError, HugindError, LimitExceeded, TrapError
 from hugind.host.dispatch import Dispatcher
-from hugind.sandbox import interpose, raw_export, raw_import, recycle, wasi_guard, wasi_output
+from hugind.sandbox import hostcall_fd, interpose, raw_export, raw_import, recycle, wasi_guard, wasi_output
 from hugind.sandbox.engine import EngineConfig, get_engine, seconds_to_ticks
+from hugind.sandbox.hostcall_fd import HostChannel
 from hugind.sandbox.interpose import GuestTap, WasiTap
 from hugind.sandbox.wasi_clock import WasiClock
 from hugind.sandbox.wasi_guard import WasiGuard
@@ -94,7 +95,9 @@ class _Linked:
     Guests whose stdin is the process's own get a linker of their own, whose
     ``fd_read`` waits for input only until the deadline (wasi_clock.py)."""
 
-    def __init__(self, engine: wasmtime.Engine, inherit_stdin: bool, taped: bool = False) -> None:
+    def __init__(
+        self, engine: wasmtime.Engine, inherit_stdin: bool, taped: bool = False, channel: bool = False
+    ) -> None:
         linker = wasmtime.Linker(engine)
         linker.define_wasi()
         # The WASI calls that can write a file get the hard-link rule of fs.* (wasi_guard.py).
@@ -107,6 +110,8 @@ class _Linked:
                 raw_import.define(linker, WASI, "fd_read", 4, lambda c, *a: _current().wasi_clock.fd_read(c, *a))
             if taped:  # --record / replay: clock, random and stdin go to the run's tap (interpose.py)
                 interpose.install(linker, _current_tap)
+            if channel:  # Python guests: fd_write/fd_read of the host-call fd (hostcall_fd.py)
+                hostcall_fd.install(linker, _current_channel)
         finally:
             linker.allow_shadowing = False
         # The hugind imports take the raw path (raw_import.py): one crossing costs ~1 us there.
@@ -135,16 +140,25 @@ def _current_tap() -> WasiTap:
     return tap
 
 
-_linked: weakref.WeakKeyDictionary[wasmtime.Engine, dict[tuple[bool, bool], _Linked]] = weakref.WeakKeyDictionary()
+def _current_channel() -> HostChannel:
+    channel = _current().channel
+    if channel is None:
+        raise EngineError("the host-call fd was used by a guest that has no channel")
+    return channel
+
+
+_linked: weakref.WeakKeyDictionary[wasmtime.Engine, dict[tuple[bool, bool, bool], _Linked]] = (
+    weakref.WeakKeyDictionary()
+)
 _linked_lock = threading.Lock()
 
 
-def _linked_for(engine: wasmtime.Engine, inherit_stdin: bool, taped: bool = False) -> _Linked:
+def _linked_for(engine: wasmtime.Engine, inherit_stdin: bool, taped: bool = False, channel: bool = False) -> _Linked:
     with _linked_lock:
         by_kind = _linked.setdefault(engine, {})
-        linked = by_kind.get((inherit_stdin, taped))
+        linked = by_kind.get((inherit_stdin, taped, channel))
         if linked is None:
-            linked = by_kind[(inherit_stdin, taped)] = _Linked(engine, inherit_stdin, taped)
+            linked = by_kind[(inherit_stdin, taped, channel)] = _Linked(engine, inherit_stdin, taped, channel)
         return linked
 
 
@@ -161,11 +175,13 @@ class GuestInstance:
         budget_s: float = 60.0,
         tap: GuestTap | None = None,  # record or replay WASI's clock, random, stdin (interpose.py)
         keep: bool = True,  # False: a fresh instance, never kept after (recycle.py; --strict)
+        channel: HostChannel | None = None,  # a Python guest's host-call fd (hostcall_fd.py)
     ) -> None:
         _check_initial_memory(wasm_module, limits.memory_bytes)
         self.engine = get_engine(engine_config)
+        self.channel = channel
         try:
-            pre = _linked_for(self.engine, io.inherit_stdin, tap is not None).pre(wasm_module)
+            pre = _linked_for(self.engine, io.inherit_stdin, tap is not None, channel is not None).pre(wasm_module)
         except wasmtime.WasmtimeError as exc:
             raise blame(f"cannot instantiate the module: {_first_line(exc)}") from None
         # An instance of hugind's own engine left by an earlier run, reset to
@@ -194,6 +210,8 @@ class GuestInstance:
         self.wasi_guard = WasiGuard(self.engine, dispatcher.ctx.policy)
         self._wasi_clock: WasiClock | None = None
         self.wasi_tap: WasiTap | None = None if tap is None else tap.wasi(self)
+        if channel is not None:
+            channel.attach_guest(self, io.inherit_stdin)
         # Instantiation runs guest code (the start function, data segments), so
         # it gets the run's own deadline; fuel and the memory cap are already set.
         self.store.set_epoch_deadline(seconds_to_ticks(budget_s))

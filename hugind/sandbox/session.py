@@ -88,21 +88,30 @@ class AgentSession:
             self.dispatcher = config.tap.dispatcher(self.ctx, config.ops)
         engine_config = EngineConfig(fuel=config.limits.fuel is not None)
         self.is_js = agent.runtime == "js"
-        pinned = agent.extra.get(PINNED_WASM)  # bytes verified by --expect: run those, not a re-read
-        module = engine_module(engine_config) if self.is_js else load_agent_module(agent.entry, engine_config, pinned)
-        self.instance = GuestInstance(
-            module,
-            self.dispatcher,
-            config.io,
-            config.limits,
-            engine_config,
-            blame=EngineError if self.is_js else InvalidModule,
-            budget_s=self.ctx.remaining(),
-            tap=config.tap,
-            keep=not config.fresh_instance,
-        )
+        self.is_python = agent.runtime == "python"
+        if self.is_python:  # CPython on WASI (py_runtime.py): its own start path
+            from hugind.sandbox import py_runtime
+
+            self.instance = py_runtime.start_interpreter(config, self.dispatcher, engine_config, self.ctx.remaining())
+        else:
+            pinned = agent.extra.get(PINNED_WASM)  # bytes verified by --expect: run those, not a re-read
+            module = (
+                engine_module(engine_config) if self.is_js else load_agent_module(agent.entry, engine_config, pinned)
+            )
+            self.instance = GuestInstance(
+                module,
+                self.dispatcher,
+                config.io,
+                config.limits,
+                engine_config,
+                blame=EngineError if self.is_js else InvalidModule,
+                budget_s=self.ctx.remaining(),
+                tap=config.tap,
+                keep=not config.fresh_instance,
+            )
         self.driver = GuestDriver(self.instance, self.dispatcher, self.ctx.deadline, config.cancelled)
         self._call_ids = itertools.count(1)
+        self._python: Any = None  # an agentic Python guest's thread (py_agentic.PythonAgentic)
         self._guest_lock = threading.Lock()  # the guest is single-threaded
         self._initialize()
 
@@ -148,7 +157,11 @@ class AgentSession:
             "team": self.config.team,
         }
         with self._guest_lock:
-            if not self._configured and self._start_fused(entry_name, message):
+            if self.is_python:
+                from hugind.sandbox import py_runtime
+
+                self._python = py_runtime.run_interpreter(self.driver, self.state, agent.manifest.mode)
+            elif not self._configured and self._start_fused(entry_name, message):
                 self.driver.pump_until(lambda: self.state.finished, "the agent")
             elif self.instance.has_export("hugind_main"):
                 if not self._configured:
@@ -208,6 +221,8 @@ class AgentSession:
         """Run several registered tools; they interleave in the guest and their
         host work runs in parallel. Results come back in call order."""
         with self._guest_lock:
+            if self._python is not None:  # a Python guest serves its tools on its own thread (py_agentic.py)
+                return self._python.call_tools(calls, self._call_ids)
             if not self._configured:
                 self._configure()
             ids = []
@@ -222,5 +237,7 @@ class AgentSession:
             return [results.pop(i) for i in ids]
 
     def close(self) -> None:
+        if self._python is not None:
+            self._python.close()
         self.dispatcher.close()
         self.instance.release()

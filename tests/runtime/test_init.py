@@ -146,7 +146,10 @@ def test_a_non_empty_folder_is_refused_unless_forced(tmp_path):
 def test_bad_input_is_one_line(tmp_path):
     unknown = run_cli("init", "--template", "rust", str(tmp_path / "x"))
     assert unknown.code == 2
-    assert unknown.stderr.strip() == "hugind: error: unknown template 'rust' (choose one of: js, agentic, wasm-c)"
+    assert (
+        unknown.stderr.strip()
+        == "hugind: error: unknown template 'rust' (choose one of: js, agentic, wasm-c, python, python-agentic)"
+    )
     assert not (tmp_path / "x").exists()
     (tmp_path / "file").write_text("x")
     not_dir = run_cli("init", str(tmp_path / "file"))

@@ -1,0 +1,2 @@
+def greet(greeting, who):
+    return f"{greeting}, {who}!"
