@@ -139,4 +139,5 @@ def snapshot_source(preload: tuple[str, ...], capacity: int, meta_size: int) -> 
         .replace("META_SIZE", str(meta_size))
         .replace("EXIT_MARK", str(EXIT_MARK))
     )
-    return f"exec(compile({body!r}, '<hugind-snapshot>', 'exec'), {{'__builtins__': __builtins__, '__name__': '__hugind_snapshot__'}})"
+    namespace = "{'__builtins__': __builtins__, '__name__': '__hugind_snapshot__'}"
+    return f"exec(compile({body!r}, '<hugind-snapshot>', 'exec'), {namespace})"

@@ -80,6 +80,7 @@ import tempfile
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import wasmtime
 
@@ -187,10 +188,10 @@ def _set_up(store, instance, work, markers, preload, head, slots) -> dict[str, i
     except wasmtime.ExitTrap as exc:
         status = exc.code
     if status != EXIT_MARK:
-        err = open(err_path, errors="replace").read()[-2000:]
+        err = Path(err_path).read_text(errors="replace")[-2000:]
         raise SnapshotError(f"the interpreter's set-up did not finish (exit status {status}): {err.strip()}")
     try:
-        report = ast.literal_eval(open(out_path).read())
+        report = ast.literal_eval(Path(out_path).read_text())
     except (ValueError, SyntaxError):
         raise SnapshotError("the interpreter's set-up reported nothing readable") from None
     memory = exports[RESERVED_PREFIX + "memory"]
