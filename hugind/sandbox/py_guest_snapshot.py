@@ -32,7 +32,7 @@ _meta = bytearray(META_SIZE)
 
 
 def run():
-    import atexit
+    import atexit, builtins
     size = int.from_bytes(_buf[:4], "little")
     argv, env = marshal.loads(bytes(_buf[4 : 4 + size]))
     command_at = argv.index("-c")
@@ -87,17 +87,43 @@ def run():
         atexit._run_exitfuncs()
     except BaseException:
         pass
-    namespace.clear()
-    gc.collect()
+    status = _flush(status)
+    # Finalization's first steps, as Py_FinalizeEx takes them: the special sys
+    # names set to None, the standard streams put back, sys.modules emptied (so
+    # a __del__ that imports fails as it would, and warnings take the C path);
+    # then __main__'s names released (their __del__ may print) and garbage
+    # collected. Other modules' dicts are not cleared. Run from code compiled as
+    # "sys", line 1, so that a warning raised meanwhile is located "sys:1".
+    builtins._ = None
+    for name in _SYS_DELETES:
+        setattr(sys, name, None)
+    for name in ("stdin", "stdout", "stderr"):
+        setattr(sys, name, getattr(sys, f"__{name}__", None))
+    sys.modules.clear()
+    release = "main.clear(); gc.collect()"
+    try:
+        exec(compile(release, "sys", "exec"), {"main": namespace, "gc": gc})
+    except BaseException:
+        pass
+    status = _flush(status)
+    if status is not None:
+        os._exit(status)
+
+
+_SYS_DELETES = (
+    "path", "argv", "ps1", "ps2", "last_exc", "last_type", "last_value", "last_traceback",
+    "path_hooks", "path_importer_cache", "meta_path", "__interactivehook__",
+)
+
+
+def _flush(status):
     for stream in (sys.stdout, sys.stderr):
         try:
             if stream is not None:
                 stream.flush()
         except BaseException:
-            if status is None or status == 0:
-                status = 120
-    if status is not None:
-        os._exit(status)
+            status = 120  # as Py_FinalizeEx's caller says it, whatever the status was
+    return status
 
 
 def _exit_status(exc):

@@ -57,9 +57,14 @@ What differs from a plain run, and why it is accepted or refused:
   them from a counter that the set-up advanced); the frames under the
   ``-c`` code (``sys._getframe().f_back``) are the set-up's and ``run``'s,
   not None, so the recursion limit is reached two frames sooner.
+* ``sys.modules`` also holds the preloaded modules (that is their point);
+  code that behaves differently when one is loaded sees it (a warning raised
+  while the C warnings code finds ``warnings`` loaded gets its "Enable
+  tracemalloc" hint).
 * Finalization is done in Python: ``atexit`` handlers, ``__main__`` cleared
   and garbage collected, standard streams flushed (status 120 if that fails);
-  not the C-level module teardown of ``Py_FinalizeEx``.
+  not the C-level module teardown of ``Py_FinalizeEx``; a failing flush gives
+  status 120 as there, without its "Exception ignored" report.
 
 Each refusal raises ``SnapshotError``: the caller runs ``_start`` as before.
 
@@ -262,7 +267,9 @@ def load(
 
     config = config or EngineConfig()
     digest = digest or sha256(runtime_wasm).hexdigest()
-    key = f"py-snapshot-v{FORMAT}|{digest}|{','.join(preload)}|{json.dumps(list(head))}"
+    # The set-up's source is in the key: a changed runner is a new snapshot.
+    setup = sha256(snapshot_source(tuple(preload), CAPACITY, META_SIZE).encode()).hexdigest()
+    key = f"py-snapshot-v{FORMAT}|{digest}|{setup}|{json.dumps(list(head))}|{PREOPEN_SLOTS}|{MARKER_LEN}"
     try:
         module = load_derived(key, lambda: build(runtime_wasm, preload, head), config, what="Python snapshot")
     except WasmFormatError as exc:
