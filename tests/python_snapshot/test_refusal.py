@@ -1,0 +1,67 @@
+"""Runs and modules the snapshot cannot represent are refused with a SnapshotError
+before any guest code runs; the caller then runs ``_start`` as before."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import wasmtime
+
+from hugind.sandbox import py_snapshot
+from hugind.wasm.snapshot import SnapshotError
+
+NOT_PYTHON = r"""
+#include <stdio.h>
+int main(int argc, char **argv) { printf("%d args\n", argc); return 0; }
+"""
+
+
+def _refused(runner, argv, env=(), preopens=()) -> str:
+    # A linker without WASI: had start() got as far as instantiating, it would fail otherwise.
+    store, linker = wasmtime.Store(runner.engine), wasmtime.Linker(runner.engine)
+    with pytest.raises(SnapshotError) as info:
+        py_snapshot.start(store, linker, runner.snap, argv, env, preopens)
+    return str(info.value)
+
+
+def test_python_environment_variables_are_refused(runner) -> None:
+    message = _refused(runner, ["python", "-S", "-c", "pass"], env=[("PYTHONHASHSEED", "0")])
+    assert "PYTHONHASHSEED" in message
+
+
+def test_other_interpreter_options_are_refused(runner) -> None:
+    assert "differs" in _refused(runner, ["python", "-S", "-E", "-c", "pass"])
+    assert "differs" in _refused(runner, ["python", "-S", "script.py"])
+
+
+def test_too_many_or_too_long_preopens_are_refused(runner) -> None:
+    many = [f"/d{i}" for i in range(py_snapshot.PREOPEN_SLOTS + 1)]
+    assert "room for" in _refused(runner, ["python", "-S", "-c", "pass"], preopens=many)
+    long = ["/" + "x" * (py_snapshot.MARKER_LEN + 1)]
+    assert "longer than" in _refused(runner, ["python", "-S", "-c", "pass"], preopens=long)
+
+
+def test_input_too_large_is_refused(runner) -> None:
+    code = "#" * py_snapshot.CAPACITY
+    assert "holds" in _refused(runner, ["python", "-S", "-c", code])
+
+
+def test_a_module_that_is_not_cpython_is_refused(tmp_path: Path) -> None:
+    source = tmp_path / "main.c"
+    source.write_text(NOT_PYTHON)
+    wasm = tmp_path / "main.wasm"
+    subprocess.run(
+        [sys.executable, "-m", "ziglang", "cc", "--target=wasm32-wasi", "-g", "-O2", str(source), "-o", str(wasm)],
+        check=True,
+    )
+    with pytest.raises(SnapshotError, match="did not finish"):
+        py_snapshot.build(wasm.read_bytes())
+
+
+def test_a_module_without_a_table_is_refused() -> None:
+    wat = '(module (memory (export "memory") 1) (func (export "_start")))'
+    with pytest.raises(SnapshotError, match="element section"):
+        py_snapshot.build(wasmtime.wat2wasm(wat))
