@@ -29,6 +29,7 @@ for _name in PRELOAD:
     __import__(_name)
 _buf = bytearray(CAPACITY)
 _meta = bytearray(META_SIZE)
+_held = []
 
 
 def run():
@@ -89,17 +90,22 @@ def run():
         pass
     status = _flush(status)
     # Finalization's first steps, as Py_FinalizeEx takes them: the special sys
-    # names set to None, the standard streams put back, sys.modules emptied (so
-    # a __del__ that imports fails as it would, and warnings take the C path);
-    # then __main__'s names released (their __del__ may print) and garbage
-    # collected. Other modules' dicts are not cleared. Run from code compiled as
-    # "sys", line 1, so that a warning raised meanwhile is located "sys:1".
+    # names set to None (the import system among them, so a __del__ that imports
+    # fails as it would), the standard streams put back, warnings unloaded (so a
+    # warning raised now is printed by the C code, as then); then __main__'s
+    # names released (their __del__ may print) and garbage collected. The old
+    # values are held, not freed: freeing the import caches would write to
+    # hundreds of the image's pages. sys.modules is kept and other modules'
+    # dicts are not cleared. Run from code compiled as "sys", line 1, so that a
+    # warning raised meanwhile is located "sys:1", as finalization's are.
+    # Held in a global: not even run()'s return frees them (the instance ends with the run).
+    _held.extend(getattr(sys, name, None) for name in _SYS_DELETES if not name.startswith("last_"))
     builtins._ = None
     for name in _SYS_DELETES:
         setattr(sys, name, None)
     for name in ("stdin", "stdout", "stderr"):
         setattr(sys, name, getattr(sys, f"__{name}__", None))
-    sys.modules.clear()
+    _held.append(sys.modules.pop("warnings", None))
     release = "main.clear(); gc.collect()"
     try:
         exec(compile(release, "sys", "exec"), {"main": namespace, "gc": gc})
