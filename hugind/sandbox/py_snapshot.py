@@ -51,8 +51,11 @@ What differs from a plain run, and why it is accepted or refused:
   draws its own) and it is not a secret any run can leak to another that it
   does not already share. ``random`` (when preloaded) is reseeded from
   ``os.urandom`` per run.
-* An environment with a ``PYTHON*`` variable is refused (``SnapshotError``):
-  it would change an initialization that already happened.
+* An environment with a ``PYTHON*`` variable, or with ``LC_ALL``,
+  ``LC_CTYPE`` or ``LANG`` other than ``C.UTF-8`` (the set-up's locale), is
+  refused (``SnapshotError``): it would change an initialization that
+  already happened (``LC_ALL=C`` turns UTF-8 mode on, ``LANG=en_US.UTF-8``
+  makes the standard streams' errors strict).
 * Files opened by the agent get other descriptor numbers (wasi-vfs numbers
   them from a counter that the set-up advanced); the frames under the
   ``-c`` code (``sys._getframe().f_back``) are the set-up's and ``run``'s,
@@ -97,6 +100,10 @@ PREOPEN_SLOTS = 8
 MARKER_LEN = 240  # the longest preopened directory name a run may have
 CALL_EXPORT = "hugind_py_call"
 META_EXPORT = "hugind_py_meta"
+# The locale the set-up ran in (no variable set gives it too); any other changes
+# the standard streams' errors handler and UTF-8 mode at initialization.
+_LOCALE_VARS = ("LC_ALL", "LC_CTYPE", "LANG")
+_SNAPSHOT_LOCALE = "C.UTF-8"
 _TP_NAME, _TP_BASICSIZE, _TP_CALL = 12, 16, 64  # PyTypeObject on wasm32
 _BA_SIZE, _BA_ALLOC, _BA_BYTES, _BA_START = 8, 12, 16, 20  # PyByteArrayObject on wasm32
 
@@ -309,8 +316,8 @@ def start(
     head = list(snap.head)
     if argv[: len(head)] != head or len(argv) < len(head) + 2 or argv[len(head)] != "-c":
         raise SnapshotError(f"the snapshot runs {' '.join(head)} -c CODE; this run's argv differs")
-    for key, _ in env:
-        if key.startswith("PYTHON"):
+    for key, value in env:
+        if key.startswith("PYTHON") or (key in _LOCALE_VARS and value != _SNAPSHOT_LOCALE):
             raise SnapshotError(f"the environment sets {key}, which changes the interpreter's initialization")
     if len(preopens) > PREOPEN_SLOTS:
         raise SnapshotError(f"the snapshot has room for {PREOPEN_SLOTS} preopened directories, not {len(preopens)}")

@@ -32,6 +32,18 @@ def test_python_environment_variables_are_refused(runner) -> None:
     assert "PYTHONHASHSEED" in message
 
 
+@pytest.mark.parametrize("pair", [("LC_ALL", "C"), ("LANG", "en_US.UTF-8"), ("LC_CTYPE", "POSIX")])
+def test_another_locale_is_refused(runner, pair) -> None:
+    assert pair[0] in _refused(runner, ["python", "-S", "-c", "pass"], env=[pair])
+
+
+def test_the_snapshots_locale_is_accepted(runner) -> None:
+    code = "import sys; print(sys.stdout.errors, sys.flags.utf8_mode)"
+    env = [("LANG", "C.UTF-8"), ("LC_ALL", "C.UTF-8")]
+    assert runner.run("snapshot", code, env=env) == runner.run("plain", code, env=env)
+    assert runner.run("snapshot", code) == runner.run("plain", code)
+
+
 def test_other_interpreter_options_are_refused(runner) -> None:
     assert "differs" in _refused(runner, ["python", "-S", "-E", "-c", "pass"])
     assert "differs" in _refused(runner, ["python", "-S", "script.py"])
