@@ -50,7 +50,9 @@ class Runner:
         self.snap = snap
         self.engine = get_engine(EngineConfig())
 
-    def _store(self, argv, env, preopens, out: Path) -> tuple[wasmtime.Store, wasmtime.Linker]:
+    def _store(
+        self, argv, env, preopens, out: Path, stdin: bytes | None = None
+    ) -> tuple[wasmtime.Store, wasmtime.Linker]:
         store = wasmtime.Store(self.engine)
         store.set_epoch_deadline(10**9)
         config = wasmtime.WasiConfig()
@@ -58,6 +60,9 @@ class Runner:
         config.env = [list(pair) for pair in env]
         config.stdout_file = str(out / "stdout")
         config.stderr_file = str(out / "stderr")
+        if stdin is not None:
+            (out / "stdin").write_bytes(stdin)
+            config.stdin_file = str(out / "stdin")
         for host, guest in preopens:
             config.preopen_dir(str(host), guest)
         store.set_wasi(config)
@@ -73,11 +78,12 @@ class Runner:
         env: Sequence[tuple[str, str]] = (),
         preopens: Sequence[tuple[Path, str]] = (),
         snap: py_snapshot.PySnapshot | None = None,
+        stdin: bytes | None = None,
     ) -> Outcome:
         argv = [*HEAD, "-c", code, *args]
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp)
-            store, linker = self._store(argv, env, preopens, out)
+            store, linker = self._store(argv, env, preopens, out, stdin)
             status = None
             try:
                 if way == "plain":

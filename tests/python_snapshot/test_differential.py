@@ -111,3 +111,12 @@ def test_the_programs_do_what_they_say(runner, tmp_path: Path) -> None:
         "import sys, io\nclass W(io.StringIO):\n    def flush(self):\n        raise OSError('no')\nsys.stdout = W()"
     )
     assert runner.run("plain", flush_fails).status == runner.run("snapshot", flush_fails).status == 120
+
+
+def test_stdin_is_the_runs(runner) -> None:
+    """The set-up made sys.stdin on an empty fd 0; a run reads its own."""
+    code = "import sys\nfor line in sys.stdin:\n    print(line.strip().upper())\nprint(repr(sys.stdin.read()))"
+    data = "first line\nsecond \u00e9\n".encode()
+    plain = runner.run("plain", code, stdin=data)
+    assert runner.run("snapshot", code, stdin=data) == plain
+    assert plain.stdout == "FIRST LINE\nSECOND \u00c9\n''\n"
