@@ -71,16 +71,19 @@ What differs from a plain run, and why it is accepted or refused:
 
 Each refusal raises ``SnapshotError``: the caller runs ``_start`` as before.
 
-Wiring: ``snap = load(runtime_wasm, config)`` once (cached per runtime digest,
-FORMAT, preload, argv head, wasmtime version and engine configuration), then
-per run, where the plain path would instantiate and call ``_start``:
-``start(store, linker, snap, argv, env, preopens)``.
+Wiring: ``snap = load_or_none(runtime_path, config, digest=sha256)`` once per
+process (cached on disk per runtime digest, FORMAT, the set-up's source,
+argv head, wasmtime version and engine configuration; None: run as before),
+then per run, where the plain path would instantiate and call ``_start``:
+``start(store, linker, snap, argv, env, preopens)``, falling back to the plain
+path on SnapshotError (raised before any guest code runs).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -291,6 +294,18 @@ def load(
     except WasmFormatError as exc:
         raise SnapshotError(f"cannot snapshot the Python runtime: {exc}") from None
     return PySnapshot(module, tuple(head))
+
+
+def load_or_none(runtime_wasm: bytes | Path, config=None, *, digest: str | None = None) -> PySnapshot | None:
+    """``load`` for the run path: None when ``HUGIND_SNAPSHOT=0`` (as for JS), or, with a
+    warning on stderr, when the runtime cannot be snapshotted; the caller then runs ``_start``."""
+    if os.environ.get("HUGIND_SNAPSHOT", "1").strip().lower() in ("0", "false", "no", "off"):
+        return None
+    try:
+        return load(runtime_wasm, config, digest=digest)
+    except SnapshotError as exc:
+        sys.stderr.write(f"hugind: warning: running Python without a snapshot: {exc}\n")
+        return None
 
 
 _layouts: weakref.WeakKeyDictionary[wasmtime.Module, _Layout] = weakref.WeakKeyDictionary()

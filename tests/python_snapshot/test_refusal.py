@@ -77,3 +77,14 @@ def test_a_module_without_a_table_is_refused() -> None:
     wat = '(module (memory (export "memory") 1) (func (export "_start")))'
     with pytest.raises(SnapshotError, match="element section"):
         py_snapshot.build(wasmtime.wat2wasm(wat))
+
+
+def test_load_or_none_warns_and_falls_back(tmp_path: Path, capsys, monkeypatch) -> None:
+    wat = '(module (memory (export "memory") 1) (func (export "_start")))'
+    module = tmp_path / "m.wasm"
+    module.write_bytes(wasmtime.wat2wasm(wat))
+    assert py_snapshot.load_or_none(module) is None
+    assert "running Python without a snapshot" in capsys.readouterr().err
+    monkeypatch.setenv("HUGIND_SNAPSHOT", "0")
+    assert py_snapshot.load_or_none(module) is None
+    assert capsys.readouterr().err == ""
