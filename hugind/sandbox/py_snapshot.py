@@ -58,8 +58,8 @@ What differs from a plain run, and why it is accepted or refused:
   makes the standard streams' errors strict).
 * Files opened by the agent get other descriptor numbers (wasi-vfs numbers
   them from a counter that the set-up advanced); the frames under the
-  ``-c`` code (``sys._getframe().f_back``) are the set-up's and ``run``'s,
-  not None, so the recursion limit is reached two frames sooner.
+  ``-c`` code (``sys._getframe().f_back``) are ``run``'s and the set-up's
+  two, not None, so the recursion limit is reached three frames sooner.
 * ``sys.modules`` also holds the preloaded modules (that is their point);
   code that behaves differently when one is loaded sees it (a warning raised
   while the C warnings code finds ``warnings`` loaded gets its "Enable

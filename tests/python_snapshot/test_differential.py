@@ -45,6 +45,14 @@ PROGRAMS = {
     "missing_file": "open('/data/nope.txt')",
     "outside_preopen": "open('/etc/passwd')",
     "stdin_eof": "import sys; print(repr(sys.stdin.read()))",
+    # The set-up's C frames stay on the shadow stack below the runs': deep recursion
+    # (Python's and the C code's own limits) must end the same way.
+    "python_recursion": "def f(n):\n    return f(n + 1)\ntry:\n    f(0)\nexcept RecursionError as e:\n    print(e)",
+    "c_recursion_json": "import json\nx = []\nfor i in range(100000):\n    x = [x]\n"
+    "try:\n    json.dumps(x)\nexcept RecursionError as e:\n    print(e)",
+    "c_recursion_repr": "x = []\nfor i in range(100000):\n    x = [x]\n"
+    "try:\n    repr(x)\nexcept RecursionError as e:\n    print(e)",
+    "parser_depth": "try:\n    eval('(' * 2000 + ')' * 2000)\nexcept MemoryError as e:\n    print(e)",
     "exit_in_atexit": "import atexit, sys; atexit.register(print, 'cleanup'); sys.exit(4)",
 }
 
