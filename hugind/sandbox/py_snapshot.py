@@ -76,7 +76,9 @@ process (cached on disk per runtime digest, FORMAT, the set-up's source,
 argv head, wasmtime version and engine configuration; None: run as before),
 then per run, where the plain path would instantiate and call ``_start``:
 ``start(store, linker, snap, argv, env, preopens)``, falling back to the plain
-path on SnapshotError (raised before any guest code runs).
+path on SnapshotError (raised before any guest code runs). A caller that
+instantiates by its own means calls ``prepare`` (the checks) before and
+``run`` after instantiating ``snap.module``.
 """
 
 from __future__ import annotations
@@ -311,6 +313,62 @@ def load_or_none(runtime_wasm: bytes | Path, config=None, *, digest: str | None 
 _layouts: weakref.WeakKeyDictionary[wasmtime.Module, _Layout] = weakref.WeakKeyDictionary()
 
 
+@dataclass(frozen=True)
+class RunInput:
+    """A run the snapshot can represent, encoded for its runner (``prepare``)."""
+
+    blob: bytes  # argv and environment, marshalled
+    names: tuple[bytes, ...]  # the preopened directories' names as wasi-libc keeps them
+
+
+def prepare(
+    snap: PySnapshot, argv: Sequence[str], env: Sequence[tuple[str, str]] = (), preopens: Sequence[str] = ()
+) -> RunInput:
+    """Check that the snapshot can run ``argv``/``env``/``preopens`` as ``_start`` would;
+    SnapshotError says why not. Touches no wasm."""
+    import marshal
+
+    argv = list(argv)
+    head = list(snap.head)
+    if argv[: len(head)] != head or len(argv) < len(head) + 2 or argv[len(head)] != "-c":
+        raise SnapshotError(f"the snapshot runs {' '.join(head)} -c CODE; this run's argv differs")
+    for key, value in env:
+        if key.startswith("PYTHON") or (key in _LOCALE_VARS and value != _SNAPSHOT_LOCALE):
+            raise SnapshotError(f"the environment sets {key}, which changes the interpreter's initialization")
+    if len(preopens) > PREOPEN_SLOTS:
+        raise SnapshotError(f"the snapshot has room for {PREOPEN_SLOTS} preopened directories, not {len(preopens)}")
+    names = tuple(_libc_prefix(path).encode("utf-8", "surrogateescape") for path in preopens)
+    if any(len(name) > MARKER_LEN or b"\0" in name for name in names):
+        raise SnapshotError(f"a preopened directory's name is longer than {MARKER_LEN} bytes or holds a NUL")
+    env_bytes = [(k.encode("utf-8", "surrogateescape"), v.encode("utf-8", "surrogateescape")) for k, v in env]
+    blob = marshal.dumps((argv, env_bytes), 2)
+    if len(blob) + 4 > CAPACITY:
+        raise SnapshotError(f"the run's argv and environment take {len(blob)} bytes; the snapshot holds {CAPACITY}")
+    return RunInput(blob, names)
+
+
+def run(store: wasmtime.Store, instance: wasmtime.Instance, snap: PySnapshot, run_input: RunInput) -> None:
+    """Run ``run_input`` on ``instance``, a fresh instance of ``snap.module`` in ``store``
+    (made by the caller's own linker or InstancePre). Returns after a normal end;
+    raises ``wasmtime.ExitTrap`` as ``_start`` would."""
+    exports = instance.exports(store)
+    memory = exports["memory"]
+    assert isinstance(memory, wasmtime.Memory)
+    layout = _layouts.get(snap.module)
+    if layout is None:
+        layout = _read_layout(store, exports, memory)
+        _layouts[snap.module] = layout
+    for name, addresses in zip(run_input.names, layout.markers, strict=False):
+        padded = name + b"\0" * (MARKER_LEN + 1 - len(name))
+        for address in addresses:
+            memory.write(store, padded, address)
+    memory.write(store, len(run_input.blob).to_bytes(4, "little") + run_input.blob, layout.buf)
+    call = exports[CALL_EXPORT]
+    assert isinstance(call, wasmtime.Func)
+    if not call(store, layout.run, layout.args, 0):
+        raise wasmtime.WasmtimeError("the Python runner failed inside the interpreter")
+
+
 def start(
     store: wasmtime.Store,
     linker: wasmtime.Linker,
@@ -327,41 +385,9 @@ def start(
     ``wasmtime.ExitTrap`` as ``_start`` would, and SnapshotError, before any
     guest code ran, for a run this snapshot cannot represent.
     """
-    argv = list(argv)
-    head = list(snap.head)
-    if argv[: len(head)] != head or len(argv) < len(head) + 2 or argv[len(head)] != "-c":
-        raise SnapshotError(f"the snapshot runs {' '.join(head)} -c CODE; this run's argv differs")
-    for key, value in env:
-        if key.startswith("PYTHON") or (key in _LOCALE_VARS and value != _SNAPSHOT_LOCALE):
-            raise SnapshotError(f"the environment sets {key}, which changes the interpreter's initialization")
-    if len(preopens) > PREOPEN_SLOTS:
-        raise SnapshotError(f"the snapshot has room for {PREOPEN_SLOTS} preopened directories, not {len(preopens)}")
-    names = [_libc_prefix(path).encode() for path in preopens]
-    if any(len(name) > MARKER_LEN for name in names):
-        raise SnapshotError(f"a preopened directory's name is longer than {MARKER_LEN} bytes")
-    import marshal
-
-    env_bytes = [(k.encode("utf-8", "surrogateescape"), v.encode("utf-8", "surrogateescape")) for k, v in env]
-    blob = marshal.dumps((argv, env_bytes), 2)
-    if len(blob) + 4 > CAPACITY:
-        raise SnapshotError(f"the run's argv and environment take {len(blob)} bytes; the snapshot holds {CAPACITY}")
+    run_input = prepare(snap, argv, env, preopens)
     instance = linker.instantiate(store, snap.module)
-    exports = instance.exports(store)
-    memory = exports["memory"]
-    assert isinstance(memory, wasmtime.Memory)
-    layout = _layouts.get(snap.module)
-    if layout is None:
-        layout = _read_layout(store, exports, memory)
-        _layouts[snap.module] = layout
-    for name, addresses in zip(names, layout.markers, strict=False):
-        padded = name + b"\0" * (MARKER_LEN + 1 - len(name))
-        for address in addresses:
-            memory.write(store, padded, address)
-    memory.write(store, len(blob).to_bytes(4, "little") + blob, layout.buf)
-    call = exports[CALL_EXPORT]
-    assert isinstance(call, wasmtime.Func)
-    if not call(store, layout.run, layout.args, 0):
-        raise wasmtime.WasmtimeError("the Python runner failed inside the interpreter")
+    run(store, instance, snap, run_input)
     return instance
 
 

@@ -54,6 +54,7 @@ def test_too_many_or_too_long_preopens_are_refused(runner) -> None:
     assert "room for" in _refused(runner, ["python", "-S", "-c", "pass"], preopens=many)
     long = ["/" + "x" * (py_snapshot.MARKER_LEN + 1)]
     assert "longer than" in _refused(runner, ["python", "-S", "-c", "pass"], preopens=long)
+    assert "NUL" in _refused(runner, ["python", "-S", "-c", "pass"], preopens=["/a\0b"])
 
 
 def test_input_too_large_is_refused(runner) -> None:
@@ -88,3 +89,15 @@ def test_load_or_none_warns_and_falls_back(tmp_path: Path, capsys, monkeypatch) 
     monkeypatch.setenv("HUGIND_SNAPSHOT", "0")
     assert py_snapshot.load_or_none(module) is None
     assert capsys.readouterr().err == ""
+
+
+def test_prepare_then_run_on_the_callers_instance(runner, tmp_path: Path) -> None:
+    """The two halves of start() for a caller that instantiates by its own means."""
+    argv = ["python", "-S", "-c", "import sys; print(sys.argv[1:]); sys.exit(7)", "arg"]
+    run_input = py_snapshot.prepare(runner.snap, argv)
+    store, linker = runner._store(argv, [], [], tmp_path)
+    instance = linker.instantiate(store, runner.snap.module)
+    with pytest.raises(wasmtime.ExitTrap) as info:
+        py_snapshot.run(store, instance, runner.snap, run_input)
+    assert info.value.code == 7
+    assert (tmp_path / "stdout").read_text() == "['arg']\n"
