@@ -40,7 +40,8 @@ their names in memory; ``start`` overwrites every copy of placeholder i's name
 with the run's i-th directory (placeholders keep ``MARKER_LEN`` bytes for
 this). The run must preopen its directories first, in that order, so they
 are fds 3, 4, ...; at most ``PREOPEN_SLOTS``. Unused placeholders keep their
-random names and lead to no directory of the run.
+random names (never shown to the guest); their fds are not preopened in the
+run, so at most they reach a descriptor the run itself opened later.
 
 What differs from a plain run, and why it is accepted or refused:
 
@@ -48,9 +49,10 @@ What differs from a plain run, and why it is accepted or refused:
   ``random_get`` when the snapshot is made, once per cache entry, and shared
   by every run from it: strings already hashed and stored in dicts cannot be
   rehashed. It is never a constant shipped with hugind (each machine's cache
-  draws its own) and it is not a secret any run can leak to another that it
-  does not already share. ``random`` (when preloaded) is reseeded from
-  ``os.urandom`` per run.
+  draws its own), but every run from one snapshot can infer it from
+  ``hash()`` values: a run could craft colliding keys (hash flooding) against
+  another run only through data it feeds that run. ``random`` (when
+  preloaded) is reseeded from ``os.urandom`` per run.
 * An environment with a ``PYTHON*`` variable, or with ``LC_ALL``,
   ``LC_CTYPE`` or ``LANG`` other than ``C.UTF-8`` (the set-up's locale), is
   refused (``SnapshotError``): it would change an initialization that
@@ -64,10 +66,12 @@ What differs from a plain run, and why it is accepted or refused:
   code that behaves differently when one is loaded sees it (a warning raised
   while the C warnings code finds ``warnings`` loaded gets its "Enable
   tracemalloc" hint).
-* Finalization is done in Python: ``atexit`` handlers, ``__main__`` cleared
-  and garbage collected, standard streams flushed (status 120 if that fails);
-  not the C-level module teardown of ``Py_FinalizeEx``; a failing flush gives
-  status 120 as there, without its "Exception ignored" report.
+* Finalization is done in Python (py_guest_snapshot.py): ``atexit``
+  handlers, the streams flushed, the special ``sys`` names and the import
+  system set to None, ``__main__`` cleared and garbage collected, flushed
+  again; not the C-level teardown of every module by ``Py_FinalizeEx``
+  (``sys.modules`` stays). A failing flush gives status 120 as there,
+  without its "Exception ignored" report.
 
 Each refusal raises ``SnapshotError``: the caller runs ``_start`` as before.
 
