@@ -4,7 +4,9 @@
 (hugind/sandbox/py_snapshot.py says why and how). It runs in its own namespace,
 so ``__main__`` stays as the interpreter made it: it imports the preloaded
 modules, makes the buffer the host writes each run's input into, defines
-``run``, reports the addresses the host needs on stdout, and stops the whole
+``run``, moves every object it made to the collector's permanent generation
+(``gc.freeze``: a run's collections then never walk or write the image's
+objects), reports the addresses the host needs on stdout, and stops the whole
 instance with ``os._exit``: the host keeps memory as it is at that point.
 
 ``run`` is what every run calls (through the function type's ``tp_call``):
@@ -13,8 +15,9 @@ each run must own: ``sys.argv``/``sys.orig_argv``, ``os.environ``, a fresh
 ``__main__``, import caches, the ``random`` seed, line buffering on a
 terminal; then compiles and runs the code as ``<string>`` in ``__main__``,
 handles ``SystemExit`` and uncaught exceptions the way ``Py_RunMain`` does, and
-runs the ``atexit`` handlers, clears ``__main__``, collects garbage and flushes
-the standard streams as finalization would.
+takes finalization's first steps (``atexit``, flush, the special ``sys`` names,
+``__main__`` cleared, garbage collected, flush). A normal end returns to the
+host; any exit status leaves through ``os._exit``, as ``Py_Exit`` would.
 """
 
 from __future__ import annotations
