@@ -123,15 +123,18 @@ def main() -> None:
         linker.define_wasi()
         return store, linker
 
-    def plain() -> None:
+    def plain(argv: list[str] = ARGV) -> None:
         store, linker = fresh()
+        config = wasmtime.WasiConfig()
+        config.argv = argv
+        store.set_wasi(config)
         start = linker.instantiate(store, plain_module).exports(store)["_start"]
         assert isinstance(start, wasmtime.Func)
         start(store)
 
-    def snapshot() -> None:
+    def snapshot(argv: list[str] = ARGV) -> None:
         store, linker = fresh()
-        py_snapshot.start(store, linker, snap, ARGV)
+        py_snapshot.start(store, linker, snap, argv)
 
     first = time_call(snapshot, 1)[0] * 1000
     snap_ms, snap_cpu = _in_process(snapshot, args.repeat)
@@ -149,6 +152,11 @@ def main() -> None:
     print(f"{'snapshot, in process':34} {snap_ms:9.2f} {snap_cpu:9.2f}")
     print(f"{'process + snapshot':34} {process_ms:9.2f} {process_cpu:9.2f}")
     print(f"{'python -c pass (host, process)':34} {host_ms:9.2f} {host_cpu:9.2f}")
+    imports = [*ARGV[:-1], "import asyncio, json, re"]
+    imports_plain, _ = _in_process(lambda: plain(imports), 3)
+    imports_snap, _ = _in_process(lambda: snapshot(imports), args.repeat)
+    print(f"{'import asyncio, json, re: plain':34} {imports_plain:9.2f}")
+    print(f"{'import asyncio, json, re: snapshot':34} {imports_snap:9.2f}")
     print(f"plain / snapshot in process: {plain_ms / snap_ms:.1f}x wall, {plain_cpu / snap_cpu:.1f}x cpu")
     print(f"process + snapshot / python -c pass: {process_ms / host_ms:.2f}x wall, {process_cpu / host_cpu:.2f}x cpu")
     out = subprocess.run(

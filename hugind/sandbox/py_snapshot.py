@@ -100,7 +100,7 @@ import wasmtime
 from hugind.sandbox.py_guest_snapshot import EXIT_MARK, snapshot_source
 from hugind.wasm.snapshot import RESERVED_PREFIX, SnapshotError, snapshot
 
-FORMAT = 1  # part of the cache key: bump when what build() writes changes
+FORMAT = 2  # 2: the placeholder names in the layout. Part of the cache key: bump when what build() writes changes
 DEFAULT_PRELOAD = ("asyncio", "json", "re")
 DEFAULT_HEAD = ("python", "-S")  # argv before "-c": the plain path's
 CAPACITY = 4 << 20  # bytes of run input (argv + env); untouched pages cost nothing
@@ -251,7 +251,14 @@ def _set_up(store, instance, work, markers, preload, head, slots) -> dict[str, i
     if not all(found_markers):
         raise SnapshotError("the preopened directories' names are not where wasi-libc keeps them")
     blob = json.dumps(
-        {"run": report["run"], "args": report["args"], "buf": buf, "capacity": CAPACITY, "markers": found_markers}
+        {
+            "run": report["run"],
+            "args": report["args"],
+            "buf": buf,
+            "capacity": CAPACITY,
+            "markers": found_markers,
+            "marker_names": markers,
+        }
     ).encode()
     if len(blob) > META_SIZE:
         raise SnapshotError("the snapshot's layout does not fit its block")
@@ -401,6 +408,14 @@ def _read_layout(store: wasmtime.Store, exports, memory: wasmtime.Memory) -> _La
     raw = bytes(memory.read(store, meta.value(store), meta.value(store) + META_SIZE)).split(b"\0", 1)[0]
     data = json.loads(raw)
     markers = tuple(tuple(hits) for hits in data["markers"])
+    # Once per module and process: the names are where the layout says, or nothing is written.
+    for name, hits in zip(data["marker_names"], markers, strict=True):
+        expected = name.encode() + b"\0"
+        for address in hits:
+            if bytes(memory.read(store, address, address + len(expected))) != expected:
+                raise SnapshotError(
+                    "the snapshot's memory does not match its layout; it was not written by this hugind"
+                )
     return _Layout(data["run"], data["args"], data["buf"], data["capacity"], markers)
 
 
