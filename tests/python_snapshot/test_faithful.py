@@ -89,3 +89,14 @@ def test_relative_paths_and_cwd_import(runner, tmp_path: Path) -> None:
     plain = runner.run("plain", "import localmod; print(localmod.NAME)", preopens=[(tmp_path, "/")])
     assert out == plain
     assert out.stdout == "local\n"
+
+
+@pytest.mark.parametrize("guest", [".", "./work", "//work", "/deep/er/dir"])
+def test_preopen_names_as_wasi_libc_keeps_them(runner, tmp_path: Path, guest: str) -> None:
+    (tmp_path / "f.txt").write_text("found")
+    rel = guest.lstrip("./")
+    path = f"{rel}/f.txt" if rel else "f.txt"
+    code = f"print(open({path!r}).read()); print(open('/' + {path!r}).read() if {bool(rel)} else '')"
+    plain = runner.run("plain", code, preopens=[(tmp_path, guest)])
+    assert runner.run("snapshot", code, preopens=[(tmp_path, guest)]) == plain
+    assert plain.stdout.startswith("found\n")
