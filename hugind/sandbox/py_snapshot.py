@@ -344,6 +344,9 @@ def prepare(
     if argv[: len(head)] != head or len(argv) < len(head) + 2 or argv[len(head)] != "-c":
         raise SnapshotError(f"the snapshot runs {' '.join(head)} -c CODE; this run's argv differs")
     for key, value in env:
+        if not key or "=" in key or "\0" in key or "\0" in value:
+            # os.environ (the runner sets it) refuses what libc would take apart its own way.
+            raise SnapshotError(f"the environment variable {key!r} cannot be set through os.environ")
         if key.startswith("PYTHON") or (key in _LOCALE_VARS and value != _SNAPSHOT_LOCALE):
             raise SnapshotError(f"the environment sets {key}, which changes the interpreter's initialization")
     if len(preopens) > PREOPEN_SLOTS:

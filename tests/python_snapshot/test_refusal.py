@@ -33,6 +33,11 @@ def test_python_environment_variables_are_refused(runner) -> None:
 
 
 @pytest.mark.parametrize("pair", [("LC_ALL", "C"), ("LANG", "en_US.UTF-8"), ("LC_CTYPE", "POSIX")])
+@pytest.mark.parametrize("key", ["", "A=B", "NUL\0"])
+def test_unsettable_variables_are_refused(runner, key) -> None:
+    assert "os.environ" in _refused(runner, ["python", "-S", "-c", "pass"], env=[(key, "v")])
+
+
 def test_another_locale_is_refused(runner, pair) -> None:
     assert pair[0] in _refused(runner, ["python", "-S", "-c", "pass"], env=[pair])
 
