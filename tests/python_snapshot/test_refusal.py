@@ -32,12 +32,12 @@ def test_python_environment_variables_are_refused(runner) -> None:
     assert "PYTHONHASHSEED" in message
 
 
-@pytest.mark.parametrize("pair", [("LC_ALL", "C"), ("LANG", "en_US.UTF-8"), ("LC_CTYPE", "POSIX")])
 @pytest.mark.parametrize("key", ["", "A=B", "NUL\0"])
 def test_unsettable_variables_are_refused(runner, key) -> None:
     assert "os.environ" in _refused(runner, ["python", "-S", "-c", "pass"], env=[(key, "v")])
 
 
+@pytest.mark.parametrize("pair", [("LC_ALL", "C"), ("LANG", "en_US.UTF-8"), ("LC_CTYPE", "POSIX")])
 def test_another_locale_is_refused(runner, pair) -> None:
     assert pair[0] in _refused(runner, ["python", "-S", "-c", "pass"], env=[pair])
 
