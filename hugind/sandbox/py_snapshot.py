@@ -216,7 +216,10 @@ def _set_up(store, instance, work, markers, preload, head, slots) -> dict[str, i
         raise SnapshotError(f"the interpreter's set-up did not finish (exit status {status}): {err.strip()}")
     try:
         report = ast.literal_eval(Path(out_path).read_text())
-    except (ValueError, SyntaxError):
+        for key in ("run", "function_type", "function_basicsize", "args", "buf", "meta"):
+            if not isinstance(report[key], int):
+                raise ValueError(key)
+    except (ValueError, SyntaxError, KeyError, TypeError):
         raise SnapshotError("the interpreter's set-up reported nothing readable") from None
     memory = exports[RESERVED_PREFIX + "memory"]
     table = exports.get(RESERVED_PREFIX + "table_0")
