@@ -51,10 +51,13 @@ def pin(agent: Agent) -> Pinned:
         return Pinned(replace(agent, extra={**agent.extra, PINNED_WASM: data, _DIGEST: digest}), digest)
     if agent.runtime == "python":  # the entry runs from the bytes hashed (py_runtime.PINNED_SOURCE)
         from hugind.sandbox.py_runtime import PINNED_SOURCE, pin_sources
+        from hugind.sandbox.py_sources import PINNED_SOURCES
 
         entry, sources = pin_sources(agent)
         digest = python_digest(entry, manifest_text, sources)
-        sealed = {**agent.extra, PINNED_SOURCE: sources[entry].decode("utf-8"), _DIGEST: digest}
+        # Every module imports from these bytes too (py_sources.py), not from the folder.
+        entry_text = sources[entry].decode("utf-8")
+        sealed = {**agent.extra, PINNED_SOURCE: entry_text, PINNED_SOURCES: sources, _DIGEST: digest}
         return Pinned(replace(agent, extra=sealed), digest)
     graph = compile_graph(agent)
     sources = {name: text.encode("utf-8") for name, text in graph.sources.items()}
