@@ -67,7 +67,9 @@ CASES: dict[str, tuple[dict[str, dict[str, str]], list[dict[str, Any]], dict[str
     "memory-messages-spawn": (
         {"writer": POSTBOX, "reader": READER, "idle": ECHO},
         [task("plan", "writer"), task("read", "reader", "plan")],
-        {},
+        # One task at a time: `read` and the spawned follow-up (also the reader's, also after
+        # `plan`) would otherwise race for the reader's inbox, in either runner.
+        {"max_parallel": 1},
     ),
     "spawn-validation": (
         {"boss": SPAWNER, "w": ECHO},
