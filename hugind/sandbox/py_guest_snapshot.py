@@ -28,6 +28,7 @@ _SOURCE = r"""
 import sys, os, gc, marshal
 _main = sys.modules["__main__"]
 _pristine = dict(_main.__dict__)
+sys.path[:0] = PATH
 for _name in PRELOAD:
     __import__(_name)
 _buf = bytearray(CAPACITY)
@@ -166,10 +167,12 @@ os._exit(EXIT_MARK)
 """
 
 
-def snapshot_source(preload: tuple[str, ...], capacity: int, meta_size: int) -> str:
-    """The ``-c`` command for the set-up: ``_SOURCE`` run in a namespace of its own."""
+def snapshot_source(preload: tuple[str, ...], capacity: int, meta_size: int, path: tuple[str, ...] = ()) -> str:
+    """The ``-c`` command for the set-up: ``_SOURCE`` run in a namespace of its own
+    (``path`` goes first on ``sys.path``, before ``preload`` is imported, and stays there)."""
     body = (
         _SOURCE.replace("PRELOAD", repr(tuple(preload)))
+        .replace("sys.path[:0] = PATH", f"sys.path[:0] = {list(path)!r}")
         .replace("CAPACITY", str(capacity))
         .replace("META_SIZE", str(meta_size))
         .replace("EXIT_MARK", str(EXIT_MARK))
