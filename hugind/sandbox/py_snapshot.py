@@ -39,7 +39,12 @@ wasi-libc both read the preopened directories once, in the constructors: at
 their names in memory; ``start`` overwrites every copy of placeholder i's name
 with the run's i-th directory (placeholders keep ``MARKER_LEN`` bytes for
 this). The run must preopen its directories first, in that order, so they
-are fds 3, 4, ...; at most ``PREOPEN_SLOTS``. Unused placeholders keep their
+are fds 3, 4, ...; at most ``PREOPEN_SLOTS``. A snapshot may also be made
+with ``fixed`` directories preopened before the placeholders under their own
+names (the agents' snapshot has the guest library at ``/.hugind``, so that
+its modules are imported in the image from where a run has them:
+py_start.py); a run must then preopen the same paths first, and its own
+after them. Unused placeholders keep their
 random names (never shown to the guest); their fds are not preopened in the
 run, so at most they reach a descriptor the run itself opened later.
 
@@ -53,7 +58,8 @@ What differs from a plain run, and why it is accepted or refused:
   ``hash()`` values: a run could craft colliding keys (hash flooding) against
   another run only through data it feeds that run. ``random`` (when
   preloaded) is reseeded from ``os.urandom`` per run.
-* An environment with a ``PYTHON*`` variable, or with ``LC_ALL``,
+* An environment with a ``PYTHON*`` variable (unless the head has ``-I``
+  or ``-E``, under which the initialization ignores them), or with ``LC_ALL``,
   ``LC_CTYPE`` or ``LANG`` other than ``C.UTF-8`` (the set-up's locale), is
   refused (``SnapshotError``): it would change an initialization that
   already happened (``LC_ALL=C`` turns UTF-8 mode on, ``LANG=en_US.UTF-8``
