@@ -33,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -67,6 +68,7 @@ ARGV = ["python", "-I", "-S", "-B", BOOT]
 MAX_SOURCE_BYTES = 16 * 1024 * 1024
 PINNED_SOURCE = "python_source"  # Agent.extra key: the entry's text verified by --expect, run as it is
 MAX_PINNED_FILES = 10_000
+BUILD_GRACE_S = 1.0  # a start that took longer made the snapshot: the run's deadline is moved by it
 
 _verified: dict[tuple[int, ...], str] = {}  # stat stamp -> path, in this process
 _verified_lock = threading.Lock()
@@ -257,7 +259,14 @@ def start_interpreter(
     io = replace(io, argv=list(ARGV), preopens=preopens)
     message = json.dumps(start_message(config), ensure_ascii=False).encode()
     channel = HostChannel(get_engine(engine_config), dispatcher, message, cancelled=config.cancelled)
+    began = time.monotonic()
     planned = py_start.plan(config, engine_config, io)
+    spent = time.monotonic() - began
+    if spent > BUILD_GRACE_S:
+        # The snapshot was made (or another process making it was waited for): hugind's
+        # one-off work, not the agent's time; the run's deadline moves by as much.
+        dispatcher.ctx.deadline += spent
+        budget_s += spent
     if planned is not None:
         instance = GuestInstance(
             planned.snap.module,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import time
 from pathlib import Path
 from typing import Any
 
@@ -225,3 +226,24 @@ def test_the_snapshot_is_made_once_per_engine_configuration():
     assert first is not None and py_start.snapshot_for(EngineConfig()) is first
     assert first.fixed == ("/.hugind",) and first.head == py_start.HEAD
     assert json.loads(json.dumps(list(py_start.ARGV)))[:4] == ["python", "-I", "-S", "-B"]
+
+
+def test_making_the_snapshot_does_not_use_up_the_runs_deadline(tmp_path, monkeypatch):
+    """The first run makes the snapshot (here: found in the cache after a 1.5 s wait, as
+    when another process is making it); an agent with a 1 s timeout still runs."""
+    from hugind.sandbox.engine import EngineConfig
+
+    real_load = py_start._load
+
+    def slow_load(config):
+        time.sleep(1.5)
+        return real_load(config)
+
+    config = EngineConfig()
+    monkeypatch.delitem(py_start._snapshots, config, raising=False)
+    monkeypatch.setattr(py_start, "_load", slow_load)
+    monkeypatch.delenv("HUGIND_PY_SNAPSHOT", raising=False)
+    root = write_agent(tmp_path / "a", "print('in time')\n", {"limits": {"timeout": 1}})
+    before = py_start.starts.copy()
+    assert run_py(root).stdout == "in time\n"
+    assert py_start.starts - before == {"snapshot": 1}
