@@ -110,9 +110,16 @@ def run():
     for name in ("stdin", "stdout", "stderr"):
         setattr(sys, name, getattr(sys, f"__{name}__", None))
     _held.append(sys.modules.pop("warnings", None))
-    release = "main.clear(); gc.collect()"
+    # Code that put another module in as __main__ (hugind's runner runs the agent's
+    # entry as one) gets it cleared first, as finalization clears sys.modules' __main__.
+    mains = [namespace]
+    current = sys.modules.get("__main__")
+    if current is not _main and isinstance(getattr(current, "__dict__", None), dict):
+        mains.insert(0, current.__dict__)
+    del current
+    release = "[main.clear() for main in mains]; gc.collect()"  # one line: warnings say "sys:1"
     try:
-        exec(compile(release, "sys", "exec"), {"main": namespace, "gc": gc})
+        exec(compile(release, "sys", "exec"), {"mains": mains, "gc": gc})
     except BaseException:
         pass
     status = _flush(status)

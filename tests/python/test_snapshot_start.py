@@ -89,6 +89,11 @@ CASES = {
         "except hugind.HostError as e:\n    print(type(e).__name__, e)\n",
         None,
     ),
+    "finalized-at-exit": (
+        "import atexit\nclass A:\n    def __del__(self):\n        print('finalized')\n"
+        "a = A()\natexit.register(lambda: print('atexit'))\nprint('hi')\n",
+        None,
+    ),
     "deadline": ("while True:\n    pass\n", {"limits": {"timeout": 1}}),
     "output-cap": ("while True:\n    print('x' * 1000)\n", {"limits": {"max_output_bytes": 50_000}}),
 }
@@ -105,6 +110,8 @@ def test_the_same_run_from_the_snapshot_and_from_start(tmp_path, monkeypatch, ca
         assert seen[4].startswith("hello\n['/main.py', 'one', 'two'] ['python', '-I', '-S', '-B', '/.hugind/boot.py']")
     if case in ("deadline", "output-cap"):
         assert seen[0] == "error" and seen[1] == "LimitExceeded"
+    if case == "finalized-at-exit":
+        assert seen[4] == "hi\natexit\nfinalized\n"
     if case == "exception":
         assert seen[0] == "error" and "bad value" in seen[3]
 
