@@ -254,3 +254,29 @@ def test_making_the_snapshot_does_not_use_up_the_runs_deadline(tmp_path, monkeyp
     before = py_start.starts.copy()
     assert run_py(root).stdout == "in time\n"
     assert py_start.starts - before == {"snapshot": 1}
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "import hugind\nhugind.run_command('sleep 60')\n",
+        "import asyncio\nasync def main():\n    await asyncio.sleep(60)\n",
+    ],
+    ids=["blocking-op", "asyncio.sleep"],
+)
+def test_a_cancelled_run_stops_the_same_way(tmp_path, monkeypatch, source):
+    """hugind serve's cancellation reaches a run from the snapshot, waiting on the host, as
+    one from ``_start`` (the agent's own 8 s timeout bounds a failure)."""
+    from hugind.mcp.serve import Cancellation
+
+    root = write_agent(tmp_path / "a", source, {"shell": {"allow": True, "timeout": 60}, "limits": {"timeout": 8}})
+    outcomes = {}
+    for way in WAYS:
+        asked = time.monotonic() + 1.0
+        started = time.monotonic()
+        outcomes[way] = _in_process(
+            monkeypatch, way, root, observers=[Cancellation(lambda asked=asked: time.monotonic() > asked)]
+        )
+        assert time.monotonic() - started < 6, way
+    assert outcomes["snapshot"] == outcomes["plain"]
+    assert outcomes["snapshot"][:3] == ("error", "RunCancelled", 130)
