@@ -20,6 +20,15 @@ after running ``pass``, in a fresh process; RSS and PSS per agent from
 /proc/self/smaps_rollup (PSS shares a copy-on-write page of the image out
 among the instances that map it).
 
+Then whole runs of a trivial ``.py`` agent (``print('hi')``) through hugind's
+run pipeline, started from the agents' snapshot (hugind/sandbox/py_start.py:
+``-I -S -B``, the guest library preloaded) and from ``_start``
+(``HUGIND_PY_SNAPSHOT=0``): in process (``run_agent``; the first run of each
+shown apart), and as a one-shot ``hugind run`` (``HUGIND_WARM=0``: a fresh
+process each time), against ``python -c pass``. And what preloading the
+guest library saves: importing it (``from hugind import _runner``) on the
+generic snapshot above, which does not hold it.
+
 Usage: python bench/python_start.py [--repeat N] [--idle N]
 """
 
@@ -163,6 +172,73 @@ def main() -> None:
         [sys.executable, "-c", IDLE, digest, str(args.idle)], check=True, capture_output=True, text=True, env=env
     )
     print(out.stdout.strip())
+    library_ms = _library_import(engine, snap, args.repeat)
+    print(f"{'import the guest library, snapshot':34} {library_ms:9.2f}  (what preloading it saves per run)")
+    _whole_runs(args.repeat, env, host_ms, host_cpu)
+
+
+def _library_import(engine: wasmtime.Engine, snap: py_snapshot.PySnapshot, repeat: int) -> float:
+    """Median ms of a run importing the guest library on the generic snapshot, less a run of ``pass``."""
+    from hugind.sandbox.py_runtime import guest_library
+
+    def run(source: str) -> None:
+        argv = ["python", "-S", "-c", source]
+        store = wasmtime.Store(engine)
+        store.set_epoch_deadline(10**9)
+        config = wasmtime.WasiConfig()
+        config.argv = argv
+        config.preopen_dir(str(guest_library()), "/.hugind", fs_mutable=False)
+        store.set_wasi(config)
+        linker = wasmtime.Linker(engine)
+        linker.define_wasi()
+        py_snapshot.start(store, linker, snap, argv, preopens=["/.hugind"])
+
+    code = "import sys; sys.path[:0] = ['/.hugind']; from hugind import _runner"
+    with_import, _ = _in_process(lambda: run(code), repeat)
+    without, _ = _in_process(lambda: run("pass"), repeat)
+    return with_import - without
+
+
+def _whole_runs(repeat: int, env: dict[str, str], host_ms: float, host_cpu: float) -> None:
+    import tempfile
+
+    from hugind.manifest import load_agent
+    from hugind.run import RunOptions, run_agent
+    from hugind.sandbox import py_start
+
+    with tempfile.TemporaryDirectory() as tmp:
+        agent = Path(tmp) / "hi.py"
+        agent.write_text("print('hi')\n")
+
+        def one() -> None:
+            run_agent(load_agent(agent), RunOptions(stdout=lambda b: None, stderr=lambda b: None, host_env={}))
+
+        rows = []
+        for way, value in (("snapshot", "1"), ("plain", "0")):
+            os.environ["HUGIND_PY_SNAPSHOT"] = value
+            first = time_call(one, 1)[0] * 1000
+            ms, cpu = _in_process(one, repeat if way == "snapshot" else max(3, repeat // 4))
+            rows.append((f"run_agent, {way} (1st run)", first, None))
+            rows.append((f"run_agent, {way}", ms, cpu))
+        os.environ.pop("HUGIND_PY_SNAPSHOT", None)
+        assert py_start.starts["snapshot"] and py_start.starts["plain"], py_start.starts
+        cli = {}
+        # hugind's own .pyc as an installed hugind has them (a checkout run with
+        # PYTHONDONTWRITEBYTECODE=1 compiles ~0.4 s of host Python per process).
+        cache = {"PYTHONPYCACHEPREFIX": str(Path(tmp) / "pycache")}
+        host = {k: v for k, v in env.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        for way, value in (("snapshot", "1"), ("plain", "0")):
+            run_env = {**host, **cache, "HUGIND_WARM": "0", "HUGIND_PY_SNAPSHOT": value}
+            cmd = [sys.executable, "-m", "hugind", "run", str(agent)]
+            subprocess.run(cmd, check=True, capture_output=True, env=run_env)  # caches warm
+            cli[way] = _children(cmd, max(3, repeat // 4), run_env)
+            rows.append((f"hugind run (process), {way}", *cli[way]))
+    print(f"{'whole runs of print(hi)':34} {'wall ms':>9} {'cpu ms':>9}")
+    for name, ms, cpu in rows:
+        print(f"{name:34} {ms:9.2f} {'' if cpu is None else f'{cpu:9.2f}'}")
+    for way in ("snapshot", "plain"):
+        ms, cpu = cli[way]
+        print(f"hugind run, {way} / python -c pass: {ms / host_ms:.2f}x wall, {cpu / host_cpu:.2f}x cpu")
 
 
 def _in_process(fn, repeat: int) -> tuple[float, float]:

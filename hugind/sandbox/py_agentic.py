@@ -3,7 +3,7 @@
 A JS agent's tools are called through an export (``hugind_tool``) while the
 host runs the LLM loop between calls. The interpreter has one entry point,
 ``_start``, which returns only when the agent is over, so in agentic mode it
-runs on a thread of its own: the entry registers its tools and reports
+runs on a thread of its own (as does the snapshot's call of its runner): the entry registers its tools and reports
 ``agent.done``, then the guest waits on the host-call fd, where the host
 sends each tool call as a ``TOOL`` frame and, when the run ends, ``END``.
 The guest answers with ``tool.result``, the same op as a JS guest; the host's
@@ -45,9 +45,10 @@ class PythonAgentic:
 
     def _run(self) -> None:
         from hugind.sandbox.instance import GuestExit
+        from hugind.sandbox.py_runtime import enter_interpreter
 
         try:
-            self.driver.enter("_start")
+            enter_interpreter(self.driver)
         except GuestExit as exit_:
             self._exit = exit_.code
         except BaseException as exc:  # re-raised on the host's thread

@@ -28,6 +28,7 @@ _SOURCE = r"""
 import sys, os, gc, marshal
 _main = sys.modules["__main__"]
 _pristine = dict(_main.__dict__)
+sys.path[:0] = PATH
 for _name in PRELOAD:
     __import__(_name)
 _buf = bytearray(CAPACITY)
@@ -109,9 +110,16 @@ def run():
     for name in ("stdin", "stdout", "stderr"):
         setattr(sys, name, getattr(sys, f"__{name}__", None))
     _held.append(sys.modules.pop("warnings", None))
-    release = "main.clear(); gc.collect()"
+    # Code that put another module in as __main__ (hugind's runner runs the agent's
+    # entry as one) gets it cleared first, as finalization clears sys.modules' __main__.
+    mains = [namespace]
+    current = sys.modules.get("__main__")
+    if current is not _main and isinstance(getattr(current, "__dict__", None), dict):
+        mains.insert(0, current.__dict__)
+    del current
+    release = "[main.clear() for main in mains]; gc.collect()"  # one line: warnings say "sys:1"
     try:
-        exec(compile(release, "sys", "exec"), {"main": namespace, "gc": gc})
+        exec(compile(release, "sys", "exec"), {"mains": mains, "gc": gc})
     except BaseException:
         pass
     status = _flush(status)
@@ -166,10 +174,12 @@ os._exit(EXIT_MARK)
 """
 
 
-def snapshot_source(preload: tuple[str, ...], capacity: int, meta_size: int) -> str:
-    """The ``-c`` command for the set-up: ``_SOURCE`` run in a namespace of its own."""
+def snapshot_source(preload: tuple[str, ...], capacity: int, meta_size: int, path: tuple[str, ...] = ()) -> str:
+    """The ``-c`` command for the set-up: ``_SOURCE`` run in a namespace of its own
+    (``path`` goes first on ``sys.path``, before ``preload`` is imported, and stays there)."""
     body = (
         _SOURCE.replace("PRELOAD", repr(tuple(preload)))
+        .replace("sys.path[:0] = PATH", f"sys.path[:0] = {list(path)!r}")
         .replace("CAPACITY", str(capacity))
         .replace("META_SIZE", str(meta_size))
         .replace("EXIT_MARK", str(EXIT_MARK))

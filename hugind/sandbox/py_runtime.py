@@ -23,7 +23,9 @@ host-call fd (hostcall_fd.py). Its standard library is embedded in it
   (preopens.py).
 
 ``start_interpreter`` is the one function that starts the interpreter for an
-agent; a pre-initialized snapshot (a separate fast path) replaces it.
+agent. It starts it from the snapshot (py_snapshot.py, wired in py_start.py)
+when there is one and the run fits it, else from ``_start`` (the plain path,
+the snapshot's differential twin); ``enter_interpreter`` runs either.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -65,6 +68,7 @@ ARGV = ["python", "-I", "-S", "-B", BOOT]
 MAX_SOURCE_BYTES = 16 * 1024 * 1024
 PINNED_SOURCE = "python_source"  # Agent.extra key: the entry's text verified by --expect, run as it is
 MAX_PINNED_FILES = 10_000
+BUILD_GRACE_S = 1.0  # a start that took longer made the snapshot: the run's deadline is moved by it
 
 _verified: dict[tuple[int, ...], str] = {}  # stat stamp -> path, in this process
 _verified_lock = threading.Lock()
@@ -240,11 +244,14 @@ def start_message(config: SessionConfig) -> dict[str, Any]:
 def start_interpreter(
     config: SessionConfig, dispatcher: Dispatcher, engine_config: EngineConfig, budget_s: float
 ) -> GuestInstance:
-    """Start the interpreter for this agent: an instance whose ``_start`` runs it.
+    """Start the interpreter for this agent: an instance ``enter_interpreter`` runs.
 
     The seam of the Python start path: everything a run needs before it enters
-    the guest happens here (a snapshot start replaces this function)."""
-    module = python_module(engine_config)
+    the guest happens here. From the snapshot when ``py_start.plan`` gives one
+    for this run, else an instance of the interpreter whose ``_start`` runs
+    ``boot.py``."""
+    from hugind.sandbox import py_start
+
     io: GuestIO = config.io
     preopens = [(guest_library(), LIB_GUEST_PATH, False)]  # first: fd 3, the channel
     preopens += _agent_folder(config, io.preopens)
@@ -252,6 +259,31 @@ def start_interpreter(
     io = replace(io, argv=list(ARGV), preopens=preopens)
     message = json.dumps(start_message(config), ensure_ascii=False).encode()
     channel = HostChannel(get_engine(engine_config), dispatcher, message, cancelled=config.cancelled)
+    began = time.monotonic()
+    planned = py_start.plan(config, engine_config, io)
+    spent = time.monotonic() - began
+    if spent > BUILD_GRACE_S:
+        # The snapshot was made (or another process making it was waited for): hugind's
+        # one-off work, not the agent's time; the run's deadline moves by as much.
+        dispatcher.ctx.deadline += spent
+        budget_s += spent
+    if planned is not None:
+        instance = GuestInstance(
+            planned.snap.module,
+            dispatcher,
+            replace(io, argv=list(planned.argv)),
+            config.limits,
+            engine_config,
+            blame=EngineError,
+            budget_s=budget_s,
+            tap=config.tap,
+            keep=False,
+            channel=channel,
+        )
+        py_start.started(instance, planned)
+        return instance
+    py_start.count("plain")
+    module = python_module(engine_config)
     return GuestInstance(
         module,
         dispatcher,
@@ -266,8 +298,21 @@ def start_interpreter(
     )
 
 
+def enter_interpreter(driver: GuestDriver) -> None:
+    """Run the interpreter to its end: ``_start``, or the snapshot's call of its runner
+    (the same entry through the driver: deadline, traps, exits, output and memory caps)."""
+    from hugind.sandbox import py_start
+
+    call = py_start.call_args(driver.instance)
+    if call is None:
+        driver.enter("_start")
+        return
+    if not driver.enter(py_start.CALL_EXPORT, *call):
+        raise EngineError("the Python runner failed inside the snapshot's interpreter (see stderr)")
+
+
 def run_interpreter(driver: GuestDriver, state: Any, mode: str) -> Any:
-    """Run the interpreter's ``_start``: the boot script runs the agent and reports through
+    """Run the interpreter (``enter_interpreter``): the boot script runs the agent and reports through
     ``agent.done``/``agent.error``. In agentic mode it runs on a thread and stays to serve
     tool calls: the ``PythonAgentic`` returned is what the session calls them through."""
     instance = driver.instance
@@ -281,7 +326,7 @@ def run_interpreter(driver: GuestDriver, state: Any, mode: str) -> Any:
         agentic.start()
         return agentic
     try:
-        driver.enter("_start")
+        enter_interpreter(driver)
     except GuestExit as exit_:
         if exit_.code != 0 and not state.finished:
             raise AgentFailed("Exit", f"the Python interpreter exited with status {exit_.code} (see stderr)") from None

