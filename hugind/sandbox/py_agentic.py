@@ -45,7 +45,7 @@ class PythonAgentic:
 
     def _run(self) -> None:
         from hugind.sandbox.instance import GuestExit
-        from hugind.sandbox.py_runtime import enter_interpreter
+        from hugind.sandbox.py_start import enter_interpreter
 
         try:
             enter_interpreter(self.driver)

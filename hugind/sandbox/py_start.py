@@ -90,7 +90,7 @@ def enabled() -> bool:
 
 def library_digest() -> str:
     """The guest library's files, hashed: modules preloaded from them are in the image."""
-    from hugind.sandbox.py_runtime import guest_library
+    from hugind.sandbox.py_interpreter import guest_library
     from hugind.sha256 import sha256
 
     root = guest_library()
@@ -118,7 +118,7 @@ def snapshot_for(engine_config: EngineConfig) -> py_snapshot.PySnapshot | None:
 
 
 def _load(engine_config: EngineConfig) -> py_snapshot.PySnapshot | None:
-    from hugind.sandbox.py_runtime import RUNTIME_SHA256, guest_library, verified_runtime
+    from hugind.sandbox.py_interpreter import RUNTIME_SHA256, guest_library, verified_runtime
 
     runtime = verified_runtime()
     started = time.monotonic()
@@ -215,3 +215,16 @@ def call_args(instance: GuestInstance) -> tuple[int, int, int] | None:
     if planned is None:
         return None
     return py_snapshot.write_input(instance.store, instance.instance, planned.snap, planned.run_input)
+
+
+def enter_interpreter(driver: Any) -> None:
+    """Run the interpreter to its end: ``_start``, or the snapshot's call of its runner
+    (the same entry through the driver: deadline, traps, exits, output and memory caps)."""
+    call = call_args(driver.instance)
+    if call is None:
+        driver.enter("_start")
+        return
+    if not driver.enter(CALL_EXPORT, *call):
+        from hugind.errors import EngineError
+
+        raise EngineError("the Python runner failed inside the snapshot's interpreter (see stderr)")

@@ -82,7 +82,7 @@ def test_wasi_files_follow_the_policy_roots(tmp_path):
     (tmp_path / "outside.txt").write_text("TOP SECRET")
     value = run_py(root).value
     assert value[0] == "public notes\n"
-    assert value[1] == "agent-folder secret"  # the agent's own folder is visible read-only, by design
+    assert value[1] == "FileNotFoundError"  # of its folder the agent sees only its .py files (py_sources.py)
     assert value[2] == 2 and (root / "out" / "w.txt").read_text() == "hi"
     assert value[3] in ("PermissionError", "OSError") and not (root / "notes2.txt").exists()
     assert value[4] in ("PermissionError", "FileNotFoundError", "OSError")
