@@ -263,16 +263,27 @@ def _run_bounded(command: list[str], cwd: Path, env: dict[str, str], seconds: fl
         return -signal.SIGTERM
 
 
-def run_target(target: Target, root: Path, jobs: int, seconds: float | None = None) -> dict:
+def run_target(target: Target, root: Path, jobs: int, seconds: float | None = None, survivors: bool = False) -> dict:
     work = root / target.name
+    had_run = (work / "mutants").is_dir()
     _prepare(target, work)
     # mutmut puts its mutated copy first on sys.path; the tests' subprocesses run from that
     # copy (cwd) too. A PYTHONPATH naming a checkout would bring the unmutated code back.
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     # The property tests run once per mutant: their derandomized cases, fewer of them.
     env.setdefault("HUGIND_FUZZ_PROFILE", "mutation")
+    # mutmut re-tests a mutant it already judged only when named: --survivors names the
+    # survivors of the last run (after new tests), so they meet the new tests.
+    names: list[str] = []
+    if survivors and had_run:
+        names = sorted(n for n, s in _results(work, env).items() if s in ("survived", "no tests"))
+        if not names:
+            names = ["-"]  # nothing to re-test: mutmut is not started
     started = time.monotonic()
-    code = _run_bounded([*_MUTMUT, "run", "--max-children", str(jobs)], work, env, seconds)
+    if names == ["-"]:
+        code = 0
+    else:
+        code = _run_bounded([*_MUTMUT, "run", "--max-children", str(jobs), *names], work, env, seconds)
     elapsed = time.monotonic() - started
     results = _results(work, env)
     counts = Counter(results.values())
@@ -299,6 +310,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "hugind-mutation")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
+        "--survivors",
+        action="store_true",
+        help="re-test only the survivors of the last run in the same --workdir (after adding tests)",
+    )
+    parser.add_argument(
         "--minutes",
         type=float,
         help="time for the whole run, shared equally by the targets (what is left untested is "
@@ -315,7 +331,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not chosen:
         parser.error(f"unknown or no targets {unknown}; see --list")
     share = args.minutes * 60 / len(chosen) if args.minutes else None
-    reports = [run_target(t, args.workdir, args.jobs, share) for t in chosen]
+    reports = [run_target(t, args.workdir, args.jobs, share, args.survivors) for t in chosen]
     for r in reports:
         score = "n/a" if r["score"] is None else f"{100 * r['score']:.1f}%"
         print(f"\n{r['target']} ({r['module']}): {score} in {r['seconds']} s  {r['counts']}")
