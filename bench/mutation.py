@@ -87,6 +87,7 @@ TARGETS: tuple[Target, ...] = (
         (
             "tests/policy/test_policy_fs.py",
             "tests/policy/test_fs_held.py",
+            "tests/policy/test_fs_edges.py",
             "tests/policy/test_boundary.py",
             "tests/parity/test_parity.py",
             "tests/fuzz/test_prop_paths.py",
@@ -115,6 +116,7 @@ TARGETS: tuple[Target, ...] = (
         "hugind/policy/boundary.py",
         (
             "tests/policy/test_boundary.py",
+            "tests/policy/test_boundary_edges.py",
             "tests/policy/test_policy_fs.py",
             "tests/policy/test_fs_held.py",
             "tests/confine/test_plan.py",
