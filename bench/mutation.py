@@ -276,9 +276,14 @@ def run_target(target: Target, root: Path, jobs: int, seconds: float | None = No
     env.setdefault("HUGIND_FUZZ_PROFILE", "mutation")
     # mutmut re-tests a mutant it already judged only when named: --survivors names the
     # survivors of the last run (after new tests), so they meet the new tests.
+    # A changed test selection makes mutmut forget every verdict (it re-tests only the named
+    # ones), so the verdicts of the last run are kept here and only the re-tested ones replaced:
+    # a mutant killed then is killed now too, as the selection only grows.
     names: list[str] = []
+    before: dict[str, str] = {}
     if survivors and had_run:
-        names = sorted(n for n, s in _results(work, env).items() if s in ("survived", "no tests"))
+        before = _results(work, env)
+        names = sorted(n for n, s in before.items() if s in ("survived", "no tests"))
         if not names:
             names = ["-"]  # nothing to re-test: mutmut is not started
     started = time.monotonic()
@@ -288,6 +293,8 @@ def run_target(target: Target, root: Path, jobs: int, seconds: float | None = No
         code = _run_bounded([*_MUTMUT, "run", "--max-children", str(jobs), *names], work, env, seconds)
     elapsed = time.monotonic() - started
     results = _results(work, env)
+    if before:
+        results = {**before, **{n: results[n] for n in names if n in results}}
     counts = Counter(results.values())
     killed = sum(counts[s] for s in KILLED)
     judged = killed + counts["survived"] + counts["no tests"]  # "not checked": out of time
