@@ -23,12 +23,16 @@ import pytest
 from hugind.confine import seccomp_rules as rules
 from hugind.confine.seccomp_rules import AF_INET, AF_INET6, AF_UNIX, CLONE_NEW, LOW_32, S_ISGID, S_ISUID
 
-TABLE = rules._rows()
+
+def table() -> list[rules.Row]:
+    """Built anew at each use (not at import): a mutation tester activates its mutant after
+    the test modules are imported."""
+    return rules._rows()
 
 
 def refusal(name: str, *args: int) -> str | None:
     """The errno the table gives ``name(args)``: the first row whose conditions all hold."""
-    for call, err, conditions, _reason in TABLE:
+    for call, err, conditions, _reason in table():
         if call != name:
             continue
         held = True
@@ -46,19 +50,19 @@ def refusal(name: str, *args: int) -> str | None:
 
 
 def test_the_table_is_what_the_function_builds():
-    assert tuple(TABLE) == rules.RULES
-    assert all(len(row) == 4 and row[3] for row in TABLE)  # every row says why
+    assert tuple(table()) == rules.RULES
+    assert all(len(row) == 4 and row[3] for row in table())  # every row says why
 
 
 @pytest.mark.parametrize("name", [name for name, _ in rules._PLAIN])
 def test_plain_rows_refuse_the_call_whatever_its_arguments(name):
-    rows = [row for row in TABLE if row[0] == name]
+    rows = [row for row in table() if row[0] == name]
     assert rows == [(name, "EPERM", (), dict(rules._PLAIN)[name])]
 
 
 @pytest.mark.parametrize(("name", "arg"), rules._SETID_MODE)
 def test_setid_rows_read_the_mode_argument(name, arg):
-    rows = [row for row in TABLE if row[0] == name]
+    rows = [row for row in table() if row[0] == name]
     assert rows == [
         (name, "EPERM", ((arg, "masked_eq", S_ISUID, S_ISUID),), "a setuid file would be real on the host"),
         (name, "EPERM", ((arg, "masked_eq", S_ISGID, S_ISGID),), "a setgid file would be real on the host"),
@@ -74,14 +78,14 @@ def test_namespace_flags_of_clone_are_refused_one_by_one():
     assert refusal("clone", 0x80) is None  # CLONE_NEWTIME's bit is clone()'s exit signal
     for flag, value in CLONE_NEW.items():
         assert refusal("clone", value | 0x11) == "EPERM", flag
-        assert (("clone", "EPERM", ((0, "masked_eq", value, value),), f"{flag}: a new namespace")) in TABLE
-    assert len([row for row in TABLE if row[0] == "clone"]) == len(CLONE_NEW) == 7
+        assert (("clone", "EPERM", ((0, "masked_eq", value, value),), f"{flag}: a new namespace")) in table()
+    assert len([row for row in table() if row[0] == "clone"]) == len(CLONE_NEW) == 7
 
 
 def test_calls_whose_arguments_the_filter_cannot_read_fall_back():
     assert refusal("openat2") == "ENOSYS"
     assert refusal("clone3") == "ENOSYS"
-    assert [row[1:3] for row in TABLE if row[0] in ("openat2", "clone3")] == [("ENOSYS", ())] * 2
+    assert [row[1:3] for row in table() if row[0] in ("openat2", "clone3")] == [("ENOSYS", ())] * 2
 
 
 def test_prlimit_only_on_itself():
@@ -105,7 +109,7 @@ def test_address_families_outside_unix_inet_inet6_are_refused(call):
         assert refusal(call, family) is None, family
     for family in (0, 3, 4, 9, 11, 16, 17, 40, 44):  # AF_UNSPEC .. netlink, packet, vsock, xdp
         assert refusal(call, family) == "EAFNOSUPPORT", family
-    reasons = {row[3] for row in TABLE if row[0] == call}
+    reasons = {row[3] for row in table() if row[0] == call}
     assert reasons == {"AF_UNSPEC", "family outside unix, inet, inet6"}
 
 
@@ -196,7 +200,7 @@ def compiled():
 def test_the_compiled_filter_gives_each_row_its_errno_in_the_kernel(compiled, tmp_path):
     target = tmp_path / "file"
     target.write_text("x")
-    program = compiled.compile_rules(tuple(TABLE))
+    program = compiled.compile_rules(tuple(table()))
     assert program and len(program) % 8 == 0
     report = _in_filtered_child(program, str(target))
     assert report.pop("loaded") is True, report
