@@ -141,7 +141,7 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "confine.mounts",
         "hugind/confine/mounts.py",
-        ("tests/confine/test_plan.py", "tests/confine/test_mounts_edges.py"),
+        ("tests/confine/test_mounts_edges.py",),
     ),
     Target(
         "confine.limits",
