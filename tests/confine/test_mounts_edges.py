@@ -26,6 +26,7 @@ import pytest
 from hugind.confine import mounts
 
 CLONE_NEWNS = 0x00020000
+MS_REC, MS_PRIVATE = 0x4000, 1 << 18
 ST_RDONLY, ST_NOSUID, ST_NODEV, ST_NOEXEC = 1, 2, 4, 8
 
 
@@ -37,6 +38,11 @@ def in_own_mount_namespace(work: Callable[[], Any]) -> Any:
     def run() -> None:
         if libc.unshare(CLONE_NEWNS) != 0:
             out["skip"] = f"unshare(CLONE_NEWNS): {os.strerror(ctypes.get_errno())}"
+            return
+        # Private before anything is mounted, by this test itself (not by the code under test,
+        # which a mutation tester breaks on purpose): no mount made here reaches the host.
+        if libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None) != 0:
+            out["error"] = OSError(ctypes.get_errno(), "making the thread's mounts private failed")
             return
         try:
             out["value"] = work()
@@ -68,6 +74,14 @@ def try_read(path: str) -> str:
         return Path(path).read_text()
     except OSError as exc:
         return errno.errorcode[exc.errno]
+
+
+def may_write(path: str) -> str:
+    """access(path, W_OK): "OK" or the errno (EROFS on a read-only mount), writing nothing."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.access(path.encode(), os.W_OK) == 0:
+        return "OK"
+    return errno.errorcode[ctypes.get_errno()]
 
 
 def try_write(path: str) -> str:
@@ -171,7 +185,10 @@ def test_granting_slash_covers_sys_and_run_and_keeps_root_writable_as_granted(tr
             "run": os.listdir("/run") if os.path.isdir("/run") else None,
             "etc": os.path.exists("/etc/hostname") or os.path.isdir("/etc"),
             "not granted is there": os.path.isdir(str(tree / "not-granted")),
-            "write root": try_write("/hugind-view-probe"),
+            # Asked, not tried: "/" is the host's own root bound here, and a broken view (a
+            # mutant) must not leave a file on the host.
+            "root writable": may_write("/"),
+            "root flags": flags("/"),
             "write rw": try_write(str(tree / "rw" / "f")),
             "proc": os.listdir("/proc"),
         }
@@ -184,10 +201,9 @@ def test_granting_slash_covers_sys_and_run_and_keeps_root_writable_as_granted(tr
     assert seen["etc"] is True
     # tmp_path lives under /tmp, which the view replaces by a private tmpfs: not there.
     assert seen["not granted is there"] is (not str(tree).startswith(("/tmp/", "/var/tmp/")))
-    assert seen["write root"] == "EROFS"  # "/" was granted read-only
+    assert seen["root writable"] == "EROFS" and "ro" in seen["root flags"]  # "/" granted read-only
     assert seen["write rw"] == "OK"
     assert seen["proc"] == []
-    assert not Path("/hugind-view-probe").exists()
 
 
 def test_depth_orders_parents_first():
@@ -203,3 +219,28 @@ def test_a_failed_mount_names_the_target_and_the_errno():
         mounts.mount_setattr("/hugind-no-such-mountpoint", 0, mounts.MOUNT_ATTR_RDONLY, 0)
     assert failed.value.errno == errno.ENOENT
     assert failed.value.strerror.startswith("mount_setattr(/hugind-no-such-mountpoint) failed: ")
+
+
+def test_mounts_inside_a_granted_tree_get_the_tree_s_flags(tree: Path):
+    """A granted directory that holds another mount (here a tmpfs, mounted in this thread's
+    namespace only) is bound with it, and the flags reach it too: read-only under a read
+    root, nosuid and nodev under both, writable under a write root."""
+    ro, rw = tree / "ro", tree / "rw"
+    (rw / "sub").mkdir()
+
+    def look() -> dict[str, Any]:
+        for where, data in ((ro / "sub", "size=64k"), (rw / "sub", "size=64k")):
+            mounts.mount("tmpfs", str(where), "tmpfs", 0, data)
+        mounts.mount_setattr(str(rw / "sub"), 0, mounts.MOUNT_ATTR_RDONLY, 0)  # read-only before
+        os.chdir(str(ro))
+        mounts.make_root([str(ro)], [str(rw)], [], 1 << 20)
+        return {
+            "ro sub": flags(str(ro / "sub")),
+            "rw sub": flags(str(rw / "sub")),
+            "write ro sub": try_write(str(ro / "sub" / "f")),
+            "write rw sub": try_write(str(rw / "sub" / "f")),
+        }
+
+    seen = in_own_mount_namespace(look)
+    assert seen["ro sub"] == {"ro", "nosuid", "nodev"} and seen["write ro sub"] == "EROFS"
+    assert seen["rw sub"] == {"nosuid", "nodev"} and seen["write rw sub"] == "OK"
