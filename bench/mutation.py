@@ -50,6 +50,7 @@ _POLICY = "tests/policy"
 _SHELL_TESTS = (
     "tests/policy/test_policy_shell.py",
     "tests/policy/test_shell_edges.py",
+    "tests/policy/test_shell_parse_edges.py",
     "tests/policy/test_shell_lookups_fresh.py",
     "tests/policy/test_exec_options.py",
     "tests/fuzz/test_prop_shell.py",
