@@ -58,6 +58,7 @@ _SHELL_TESTS = (
 _PROXY_TESTS = (
     "tests/confine/test_proxy.py",
     "tests/confine/test_proxy_decide.py",
+    "tests/confine/test_proxy_decide_edges.py",
     "tests/confine/test_proxy_h11.py",
     "tests/confine/test_forwarder.py",
 )
