@@ -88,3 +88,46 @@ def test_a_backquote_is_one_level_of_nesting():
     assert refusal("echo " + dollars(17)) == ("Uncertain", "nesting deeper than 16 levels")
     assert commands("echo `" + dollars(15) + "`")[0] == [("id", True, False)]
     assert refusal("echo `" + dollars(16) + "`") == ("Uncertain", "nesting deeper than 16 levels")
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("echo ${x:-''}", [[("echo", True, False), ("${x:-''}", False, False)]]),
+        ('echo ${x:-"a}b"}; id', [[("echo", True, False), ('${x:-"a}b"}', False, False)], [("id", True, False)]]),
+        ('echo ${x:-"$(id)"}', [[("id", True, False)], [("echo", True, False), ('${x:-"$(id)"}', False, False)]]),
+        ("echo ${x:-`id`b}", [[("id", True, False)], [("echo", True, False), ("${x:-`id`b}", False, False)]]),
+        # A backquote inside an unquoted ${...} is not in double quotes: \" stays \".
+        (
+            'echo ${x:-`echo \\"a\\"`}',
+            [
+                [("echo", True, False), ('"a"', True, True)],
+                [("echo", True, False), ('${x:-`echo \\"a\\"`}', False, False)],
+            ],
+        ),
+        # \X is not one of the escapes of a backquote: kept, so the inner word is quoted.
+        (
+            "echo `echo \\X`",
+            [[("echo", True, False), ("X", True, True)], [("echo", True, False), ("`...`", False, False)]],
+        ),
+        (
+            'echo "`echo \\X`"',
+            [[("echo", True, False), ("X", True, True)], [("echo", True, False), ("`...`", False, True)]],
+        ),
+    ],
+    ids=[
+        "empty-quotes",
+        "quoted-brace",
+        "subst-in-quotes",
+        "backquote",
+        "backquote-escape",
+        "bq-unknown",
+        "dq-bq-unknown",
+    ],
+)
+def test_what_a_braced_body_holds_is_read_as_the_shell_reads_it(source, expected):
+    assert commands(source) == expected
+
+
+def test_a_nested_brace_inherits_the_double_quotes():
+    assert refusal("echo \"${x:-${y:-'a'}}\"") == ("Uncertain", "a single quote inside a double-quoted ${...}")
