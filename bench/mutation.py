@@ -131,6 +131,7 @@ TARGETS: tuple[Target, ...] = (
         "hugind/confine/plan.py",
         (
             "tests/confine/test_plan.py",
+            "tests/confine/test_plan_edges.py",
             "tests/confine/test_real_path.py",
             "tests/confine/test_zygote_scope.py",
             "tests/confine/test_layers_alone.py",
