@@ -141,7 +141,11 @@ TARGETS: tuple[Target, ...] = (
     # Only in-process tests: the launcher and the zygote load landlock.py (and mounts.py,
     # limits.py) as siblings under ``python -I -S``, where mutmut's trampolines (imported by
     # every mutated module) cannot be imported; a test that starts one would fail clean.
-    Target("confine.landlock", "hugind/confine/landlock.py", ("tests/confine/test_plan.py",)),
+    Target(
+        "confine.landlock",
+        "hugind/confine/landlock.py",
+        ("tests/confine/test_plan.py", "tests/confine/test_landlock_edges.py"),
+    ),
     Target(
         "confine.mounts",
         "hugind/confine/mounts.py",
