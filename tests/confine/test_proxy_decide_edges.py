@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hugind.confine.proxy.base import Reply
-from hugind.confine.proxy.decide import connect_url, decide, rule_of
+from hugind.confine.proxy.decide import connect_url, decide, forward_url, rule_of
 from hugind.errors import HostCallError, PermissionDenied
 from tests.confine.proxy_helpers import make_engine, refusing_resolver
 
@@ -100,3 +100,17 @@ def test_decide_names_the_rule_in_its_403(tmp_path: Path):
     reply = caught.value
     assert (reply.status, reply.rule) == (403, "network.allowed_ips")
     assert reply.message.startswith("denied by network.allowed_ips: ")
+
+
+@pytest.mark.parametrize(
+    ("target", "hint"),
+    [("https://h/", "use CONNECT for https"), ("HTTPS://h/", "use CONNECT for https"), ("/path", "need http://...")],
+)
+def test_a_forwarded_target_that_is_not_absolute_http_says_what_to_do(target, hint):
+    with pytest.raises(Reply) as caught:
+        forward_url(target)
+    assert (caught.value.status, caught.value.message) == (
+        400,
+        f"proxy: the request target must be an absolute http:// URL ({hint})",
+    )
+    assert forward_url("HTTP://h/x") == "HTTP://h/x"
