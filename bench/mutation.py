@@ -275,7 +275,14 @@ def _run_bounded(command: list[str], cwd: Path, env: dict[str, str], seconds: fl
         return -signal.SIGTERM
 
 
-def run_target(target: Target, root: Path, jobs: int, seconds: float | None = None, survivors: bool = False) -> dict:
+def run_target(
+    target: Target,
+    root: Path,
+    jobs: int,
+    seconds: float | None = None,
+    survivors: bool = False,
+    only: tuple[str, ...] = (),
+) -> dict:
     work = root / target.name
     had_run = (work / "mutants").is_dir()
     _prepare(target, work)
@@ -296,6 +303,8 @@ def run_target(target: Target, root: Path, jobs: int, seconds: float | None = No
         names = sorted(n for n, s in before.items() if s in ("survived", "no tests"))
         if not names:
             names = ["-"]  # nothing to re-test: mutmut is not started
+    if only and not names:
+        names = list(only)  # mutmut's own selection: names or globs of mutants
     started = time.monotonic()
     if names == ["-"]:
         code = 0
@@ -329,6 +338,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "hugind-mutation")
     parser.add_argument("--json", type=Path, help="also write the results here")
     parser.add_argument(
+        "--mutants",
+        nargs="+",
+        default=(),
+        help="test only these mutants (names or globs, e.g. 'hugind.policy.net.x_parse_url__mutmut_*')",
+    )
+    parser.add_argument(
         "--survivors",
         action="store_true",
         help="re-test only the survivors of the last run in the same --workdir (after adding tests)",
@@ -350,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or not chosen:
         parser.error(f"unknown or no targets {unknown}; see --list")
     share = args.minutes * 60 / len(chosen) if args.minutes else None
-    reports = [run_target(t, args.workdir, args.jobs, share, args.survivors) for t in chosen]
+    reports = [run_target(t, args.workdir, args.jobs, share, args.survivors, tuple(args.mutants)) for t in chosen]
     for r in reports:
         score = "n/a" if r["score"] is None else f"{100 * r['score']:.1f}%"
         print(f"\n{r['target']} ({r['module']}): {score} in {r['seconds']} s  {r['counts']}")
