@@ -153,3 +153,77 @@ def test_nesting_is_refused_just_past_the_limit():
         f"shell: cannot analyze programs nested more than {MAX_NESTING} deep (wrappers, -c strings, eval) "
         "with certainty in 'env env"
     )
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["-e", "-o", "errexit", "-c", "rm x"], "sh -e -o errexit -c rm x"),  # -o takes the next word
+        (["-e", "--norc", "-c", "rm x"], "sh -e --norc -c rm x"),  # a long option is one word
+    ],
+)
+def test_options_after_others_still_lead_to_the_c_string(args, shown):
+    assert refusal(lambda: decide_spawn(WHITE, "sh", args, CWD)) == (
+        "shell.whitelist",
+        f"shell: program 'rm' is not in the whitelist ({shown!r})",
+    )
+
+
+@pytest.mark.parametrize("option", ["--rcfile", "--init-file"])
+def test_a_startup_file_option_is_uncertain(option):
+    assert refusal(lambda: decide_spawn(WHITE, "sh", [option, "f", "-c", "x"], CWD)) == (
+        "shell.uncertain",
+        f"shell: cannot analyze option {option} of 'sh' with certainty in 'sh {option} f -c x'; denied because "
+        "a whitelist or blacklist is set",
+    )
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--norc", "script.sh"], ["Xc", "-c", "rm x"], ["-", "-c", "rm x"]],
+    ids=["long-option-with-c-in-it", "script-named-like-an-option", "dash-ends-options"],
+)
+def test_words_that_are_not_a_c_option_leave_a_script_run(args):
+    """No -c string: sh runs a script (or stdin) with these arguments; a letter c elsewhere
+    (in --norc, in a script name) is not the -c option."""
+    assert decide_spawn(WHITE, "sh", args, CWD).argv == (where("sh"), *args)
+
+
+def test_a_c_string_after_dashdash_built_from_expansions_is_uncertain():
+    assert refusal(lambda: decide_shell(WHITE, 'sh -c -- "$CMD"', CWD)) == (
+        "shell.uncertain",
+        "shell: cannot analyze a 'sh -c' string built from expansions with certainty in 'sh -c -- \"$CMD\"'; "
+        "denied because a whitelist or blacklist is set",
+    )
+
+
+def test_path_and_dangerous_variables_are_refused_by_name():
+    path_refused = ("shell.env", "shell: changing PATH is not allowed when a whitelist or blacklist is set")
+    assert refusal(lambda: decide_shell(WHITE, "PATH=/tmp echo hi", CWD)) == path_refused
+    env_white = ShellPolicy(allow=True, whitelist=("env", "echo"))
+    assert refusal(lambda: decide_spawn(env_white, "env", ["PATH=/tmp", "echo"], CWD)) == path_refused
+    assert decide_spawn(OPEN, "env", ["PATH=/tmp", "echo"], CWD).argv[1:] == ("PATH=/tmp", "echo")
+    assert refusal(lambda: decide_spawn(OPEN, "env", ["LD_PRELOAD=/x", "echo"], CWD)) == (
+        "shell.env",
+        "shell: setting LD_PRELOAD is not allowed",
+    )
+
+
+def test_find_exec_right_after_find_is_analysed():
+    policy = ShellPolicy(allow=True, whitelist=("find",))
+    assert refusal(lambda: decide_spawn(policy, "find", ["-exec", "rm", "x", ";"], CWD)) == (
+        "shell.whitelist",
+        "shell: program 'rm' is not in the whitelist ('find -exec rm x ;')",
+    )
+
+
+def test_a_relative_whitelist_entry_is_resolved_in_the_working_directory(tmp_path):
+    tool = tmp_path / "tool"
+    tool.write_text("#!/bin/sh\n")
+    tool.chmod(0o755)
+    policy = ShellPolicy(allow=True, whitelist=("./tool",))
+    assert decide_spawn(policy, str(tool), [], tmp_path).argv == (str(tool),)
+    assert refusal(lambda: decide_spawn(policy, str(tool), [], CWD)) == (
+        "shell.whitelist",
+        f"shell: program '{tool}' is not in the whitelist ({str(tool)!r})",
+    )
