@@ -281,3 +281,86 @@ def test_a_ruleset_that_handles_nothing_is_refused_by_the_kernel(abi):
         Ruleset(abi, restrict_tcp=False, scope=False, handle_fs=False)
     assert failed.value.errno == errno.ENOMSG
     assert failed.value.strerror == "landlock_create_ruleset failed"
+
+
+PR_GET_NO_NEW_PRIVS = 39
+
+
+def no_new_privs() -> int:
+    return ctypes.CDLL(None, use_errno=True).prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0)
+
+
+def test_restricting_sets_no_new_privs_on_the_thread(abi, tree):
+    """Root could restrict itself without it (CAP_SYS_ADMIN); the launcher's child must still
+    not gain privileges by executing a setuid program."""
+    assert on_a_restricted_thread(lambda: Ruleset(abi, restrict_tcp=False, scope=False), no_new_privs) == 1
+
+
+def test_file_rules_give_a_file_no_more_than_asked(abi, tree):
+    fifo = tree / "fifo"
+    os.mkfifo(fifo)
+    (tree / "two").write_text("two")
+
+    def build() -> Ruleset:
+        ruleset = Ruleset(abi, restrict_tcp=False, scope=False)
+        ruleset.allow_path(str(tree / "two"), READ)
+        ruleset.allow_path(str(fifo), READ | WRITE_FILE)  # opened O_PATH: no reader, no block
+        return ruleset
+
+    def probe() -> dict[str, str]:
+        return {
+            "read two": attempt(lambda: (tree / "two").read_text()),
+            "write two": attempt(lambda: (tree / "two").open("a").close()),
+            "fifo": attempt(lambda: os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))),
+        }
+
+    assert on_a_restricted_thread(build, probe) == {"read two": "OK", "write two": "EACCES", "fifo": "OK"}
+
+
+def test_an_abi_4_ruleset_restricts_tcp_and_an_abi_6_one_scopes(abi):
+    if abi < 6:
+        pytest.skip(f"Landlock ABI {abi}")
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        tcp = on_a_restricted_thread(
+            lambda: Ruleset(4, restrict_tcp=True, scope=False, handle_fs=False),
+            lambda: attempt(lambda: socket.create_connection(("127.0.0.1", port), timeout=5).close()),
+        )
+    assert tcp == "EACCES"
+    name = f"\0hugind-landlock-abi6-{os.getpid()}"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(name)
+        server.listen(1)
+
+        def reach() -> str:
+            with socket.socket(socket.AF_UNIX) as client:
+                return attempt(lambda: client.connect(name))
+
+        assert on_a_restricted_thread(lambda: Ruleset(6, restrict_tcp=False, scope=True, handle_fs=False), reach) == (
+            "EPERM"
+        )
+
+
+def test_restricting_with_something_that_is_not_a_ruleset_fails_saying_so(abi):
+    ruleset = Ruleset(abi, restrict_tcp=False, scope=False)
+    os.close(ruleset.fd)
+    read, write = os.pipe()
+    ruleset.fd = read  # a descriptor, but no ruleset
+
+    def run() -> LandlockError:
+        try:
+            ruleset.restrict_self()
+        except LandlockError as exc:
+            return exc
+        raise AssertionError("restricted with a pipe")
+
+    out: dict[str, Any] = {}
+    thread = threading.Thread(target=lambda: out.update(error=run()))
+    thread.start()
+    thread.join(30)
+    os.close(write)
+    error = out["error"]
+    assert (error.errno, error.strerror) == (errno.EBADFD, "landlock_restrict_self failed")
+    os.close(read)
