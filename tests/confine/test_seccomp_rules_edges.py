@@ -248,3 +248,32 @@ def test_a_row_the_library_cannot_resolve_is_left_out(compiled):
     with_unknown = (("no_such_syscall_here", "EPERM", (), "test"), ("keyctl", "EPERM", (), "test"))
     assert compiled.compile_rules(with_unknown) == compiled.compile_rules(with_unknown[1:])
     assert compiled.compile_rules(with_unknown[1:]) != compiled.compile_rules(())
+
+
+def test_the_filter_is_available_here_when_its_binding_is(compiled):
+    assert compiled.available() == ""
+
+
+def test_compiling_leaves_this_process_descriptors_alone(compiled):
+    before = {fd: os.fstat(fd) for fd in (0, 1, 2)}
+    compiled.compile_rules(tuple(table()))
+    assert {fd: os.fstat(fd) for fd in (0, 1, 2)} == before
+
+
+def test_the_filter_is_handed_over_in_a_sealed_memfd(compiled):
+    import fcntl
+
+    fd = compiled.filter_fd()
+    assert compiled.filter_fd() == fd  # one per process
+    assert compiled.filter_path() == f"/proc/{os.getpid()}/fd/{fd}"
+    with open(compiled.filter_path(), "rb") as f:
+        assert f.read() == compiled.program() == compiled.compile_rules()
+    seals = fcntl.fcntl(fd, fcntl.F_GET_SEALS)
+    wanted = fcntl.F_SEAL_SEAL | fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE
+    assert seals & wanted == wanted
+    with pytest.raises(PermissionError):
+        os.pwrite(fd, b"\0" * 8, 0)
+    with pytest.raises(PermissionError):
+        os.ftruncate(fd, 0)
+    assert fcntl.fcntl(fd, fcntl.F_GETFD) & fcntl.FD_CLOEXEC  # not inherited by what hugind executes
+    assert os.readlink(f"/proc/self/fd/{fd}").startswith("/memfd:hugind-seccomp")
