@@ -227,3 +227,91 @@ def test_a_relative_whitelist_entry_is_resolved_in_the_working_directory(tmp_pat
         "shell.whitelist",
         f"shell: program '{tool}' is not in the whitelist ({str(tool)!r})",
     )
+
+
+WRAPPERS = ShellPolicy(
+    allow=True, whitelist=("env", "nice", "timeout", "stdbuf", "setsid", "xargs", "echo", "nohup", "find")
+)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "env -- rm x",
+        "env -i -- rm x",
+        "env - rm x",
+        "env -i - rm x",
+        "env - -i rm x",
+        "env --unset=FOO rm x",
+        "env --unset=A=B rm x",
+        "env --unset FOO rm x",
+        "env -i --unset FOO rm x",
+        "env --chdir /tmp rm x",
+        "env --ignore-environment -i rm x",
+        "env -uFOO rm x",
+        "env -iu FOO rm x",
+        "env FOO=1 rm x",
+        "nice -5 rm x",
+        "nice -n 5 rm x",
+        "nice -n 5 -5 rm x",
+        "nice --adjustment 5 rm x",
+        "nice --adjustment=5 rm x",
+        "timeout 5 rm x",
+        "timeout -s KILL 5 rm x",
+        "stdbuf -oL rm x",
+        "setsid -w rm x",
+        "xargs rm",
+        "nohup rm x",
+    ],
+)
+def test_the_program_behind_a_wrapper_s_options_is_found(command):
+    """Each wrapper's options (flags, valued ones with their value, long ones with or without
+    '=', 'env -', '--', a nice -N) are skipped exactly: the wrapped rm is what is refused."""
+    assert refusal(lambda: decide_shell(WRAPPERS, command, CWD)) == (
+        "shell.whitelist",
+        f"shell: program 'rm' is not in the whitelist ({command!r})",
+    )
+
+
+@pytest.mark.parametrize(
+    ("command", "cause"),
+    [
+        ("env --bogus rm x", "option --bogus of 'env'"),
+        ("env --split-string=x rm", "option --split-string of 'env'"),
+        ("env -S x rm", "option -S of 'env'"),
+        ("env -5 rm x", "option -5 of 'env'"),  # only nice takes -N
+        ('env "$X" rm x', "an expansion among the arguments of 'env'"),
+        ('timeout "$T" rm x', "an expansion among the arguments of 'timeout'"),
+    ],
+)
+def test_wrapper_options_that_hide_the_program_are_uncertain(command, cause):
+    assert refusal(lambda: decide_shell(WRAPPERS, command, CWD)) == (
+        "shell.uncertain",
+        f"shell: cannot analyze {cause} with certainty in {command!r}; denied because a whitelist or blacklist is set",
+    )
+
+
+def test_a_lone_dash_is_a_program_for_nice():
+    assert refusal(lambda: decide_shell(WRAPPERS, "nice - rm x", CWD)) == (
+        "shell.not-found",
+        "shell: program '-' is not found in the safe PATH ('nice - rm x')",
+    )
+    assert [p.name for p in decide_shell(WRAPPERS, "xargs", CWD).programs] == ["xargs", "echo"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [".", "-okdir", "rm", "{}", ";"],
+        [".", "-exec", "echo", "{}", ";", "-exec", "rm", "x", ";"],
+        [".", "-exec", "echo", "{}", "+", "-exec", "rm", "x", ";"],
+        [".", "-exec", "echo", ";", "-exec", "rm", "x", ";"],
+        [".", "-exec", ";", "-exec", "rm", "x", ";"],
+    ],
+    ids=["okdir", "two-chains", "plus-ends-a-chain", "odd-length-chain", "empty-chain"],
+)
+def test_every_find_exec_chain_is_analysed(args):
+    assert refusal(lambda: decide_spawn(WRAPPERS, "find", args, CWD)) == (
+        "shell.whitelist",
+        f"shell: program 'rm' is not in the whitelist ({' '.join(['find', *args])!r})",
+    )
