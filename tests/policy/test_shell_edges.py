@@ -254,6 +254,7 @@ WRAPPERS = ShellPolicy(
         "nice -5 rm x",
         "nice -n 5 rm x",
         "nice -n 5 -5 rm x",
+        "nice -5 -n 3 rm x",
         "nice --adjustment 5 rm x",
         "nice --adjustment=5 rm x",
         "timeout 5 rm x",
