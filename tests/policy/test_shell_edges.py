@@ -283,6 +283,7 @@ def test_the_program_behind_a_wrapper_s_options_is_found(command):
         ("env -5 rm x", "option -5 of 'env'"),  # only nice takes -N
         ('env "$X" rm x', "an expansion among the arguments of 'env'"),
         ('timeout "$T" rm x', "an expansion among the arguments of 'timeout'"),
+        ('timeout -- "$T" rm x', "an expansion among the arguments of 'timeout'"),  # its duration operand
     ],
 )
 def test_wrapper_options_that_hide_the_program_are_uncertain(command, cause):
@@ -316,3 +317,8 @@ def test_every_find_exec_chain_is_analysed(args):
         "shell.whitelist",
         f"shell: program 'rm' is not in the whitelist ({' '.join(['find', *args])!r})",
     )
+
+
+def test_a_wrapper_without_its_operands_runs_nothing_else():
+    assert [p.name for p in decide_shell(WRAPPERS, "timeout", CWD).programs] == ["timeout"]
+    assert [p.name for p in decide_shell(WRAPPERS, "timeout 5", CWD).programs] == ["timeout"]
