@@ -420,36 +420,68 @@ def test_scratch_mode_confines_writes_and_vanishes(attack, layout):
     assert snapshot(root.parent) == before
 
 
+# The states of out/d the race tests' flippers cycle through, as a read of out/d sees them.
+STATE_OF = """
+function stateOf(path) {
+  try { return fs.is_dir(path) ? 'dir' : 'other'; }
+  catch (e) { return e.name === 'PermissionDenied' ? 'link' : 'absent'; }
+}
+"""
+# Bounded attempts: on this 2-core machine the swap lands inside a read within a few dozen
+# attempts; the bound only keeps a machine that cannot hit the window from hanging.
+RACE_ATTEMPTS = 4000
+RACE_SECONDS = 15
+
+
 def test_directory_swapped_for_a_symlink_after_the_check_never_leaks(attack, layout):
     """Check-then-open race: a shell child flips out/d between a real dir and a link out while the
-    agent reads out/d/f in a loop. Every read returns the real file or fails; the secret never leaks."""
+    agent reads out/d/f in a loop. Every read returns the real file or fails; the secret never leaks.
+
+    The race must have happened: the state of out/d is taken right before and right after each
+    read, and a read whose two states differ ran while a swap landed ("in the window"). The
+    test needs at least one such read, and sees the flipper's both states (the dir and the link)."""
     root, outside = layout
     (outside / "f").write_text(SECRET)
     (root / "out" / "d").mkdir()
     (root / "out" / "d" / "f").write_text("fine")
     flipper = (
-        "while [ ! -e out/stop ]; do mv -T out/d out/d_tmp; ln -s ../../outside out/d; "
+        ": > out/ready; while [ ! -e out/stop ]; do mv -T out/d out/d_tmp; ln -s ../../outside out/d; "
         "rm out/d; mv -T out/d_tmp out/d; done"
     )
-    body = f"""
+    body = f"""{STATE_OF}
     const flipping = run_command({js(flipper)}, {{detailed: true}});
-    const seen = {{}};
-    for (let i = 0; i < 3000; i++) {{
+    for (let n = 0; !fs.exists('out/ready') && n < 1000; n++) await new Promise((r) => setTimeout(r, 10));
+    const seen = {{}}, states = {{}};
+    let attempts = 0, in_window = 0, in_window_results = {{}};
+    const end = Date.now() + {RACE_SECONDS * 1000};
+    while (attempts < {RACE_ATTEMPTS} && Date.now() < end && in_window < 20) {{
+      attempts++;
+      const before = stateOf('out/d');
       let key;
       try {{ key = 'ok:' + fs.read_text('out/d/f'); }} catch (e) {{ key = e.name + ':' + e.message; }}
+      const after = stateOf('out/d');
+      states[before] = (states[before] || 0) + 1;
       seen[key] = (seen[key] || 0) + 1;
+      if (before !== after) {{ in_window++; in_window_results[key] = (in_window_results[key] || 0) + 1; }}
     }}
     fs.write_text('out/stop', '');
     const shell = await flipping;
-    return {{seen, timed_out: shell.timed_out}};
+    return {{seen, states, attempts, in_window, in_window_results, timed_out: shell.timed_out}};
     """
-    out = attack(body, {**FS_POLICY, "shell": {"allow": True, "timeout": 20}}, root=root)
+    out = attack(body, {**FS_POLICY, "shell": {"allow": True, "timeout": 30}}, root=root)
     value = out.value["value"]
     assert SECRET not in json.dumps(value)
     assert value["timed_out"] is False
+    assert value["states"].get("dir") and value["states"].get("link"), value  # the flipper flipped
+    if value["in_window"] == 0:  # flipping, but never during a read: the window is out of reach here
+        pytest.skip(f"no swap landed during a read in {value['attempts']} attempts: {value['states']}")
+    assert value["in_window"] >= 1, value
     for key in value["seen"]:
         allowed = ("PermissionDenied:", "NotFound:", "IOError:")
         assert key == "ok:fine" or key.startswith(allowed), key
+    # A read through the link was refused as outside the roots, on the record.
+    assert any("outside the readable roots" in key for key in value["seen"]), value["seen"]
+    assert {e["rule"] for e in out.denied} <= {"filesystem.outside-roots", "filesystem.unstable"}, out.denied
     assert (outside / "f").read_text() == SECRET
 
 
@@ -463,29 +495,50 @@ while not os.path.exists('out/stop'):
         pass
     os.unlink('out/d')
 """
+UNSTABLE = "changed while it was being resolved"
 
 
 def test_path_changing_during_the_check_is_an_audited_denial(attack, layout):
+    """A link that comes and goes while the check resolves out/d/f: the check does not guess, it
+    refuses with ``filesystem.unstable`` and audits it. The race must have happened (at least
+    one read refused as unstable, its audit entry present), within bounded attempts."""
     root, outside = layout
     (outside / "f").write_text(SECRET)
     body = f"""
     const flipping = spawn('python3', ['-c', {js(FLIPPER)}], {{detailed: true}});
     for (let n = 0; !fs.exists('out/ready') && n < 1000; n++) await new Promise((r) => setTimeout(r, 10));
     const seen = {{}};
-    const end = Date.now() + 3000;
-    while (Date.now() < end && !seen.InternalError) {{
+    let attempts = 0, unstable = 0, message = null;
+    const end = Date.now() + {RACE_SECONDS * 1000};
+    while (attempts < {RACE_ATTEMPTS * 5} && Date.now() < end && unstable < 3 && !seen.InternalError) {{
+      attempts++;
       let key;
-      try {{ key = 'ok:' + fs.read_text('out/d/f'); }} catch (e) {{ key = e.name; }}
+      try {{ key = 'ok:' + fs.read_text('out/d/f'); }} catch (e) {{
+        key = e.name;
+        if (e.message.includes({js(UNSTABLE)})) {{ unstable++; message = e.name + ': ' + e.message; }}
+      }}
       seen[key] = (seen[key] || 0) + 1;
     }}
     fs.write_text('out/stop', '');
     await flipping;
-    return seen;
+    return {{seen, attempts, unstable, message}};
     """
-    out = attack(body, {**FS_POLICY, "shell": {"allow": True, "timeout": 20}}, root=root)
-    seen = out.value["value"]
-    assert SECRET not in json.dumps(seen)
-    assert set(seen) <= {"NotFound", "PermissionDenied", "IOError"}, seen
+    out = attack(body, {**FS_POLICY, "shell": {"allow": True, "timeout": 30}}, root=root)
+    value = out.value["value"]
+    assert SECRET not in json.dumps(value)
+    assert set(value["seen"]) <= {"NotFound", "PermissionDenied", "IOError"}, value
+    assert value["seen"].get("PermissionDenied") and value["seen"].get("NotFound"), value  # it flipped
+    if value["unstable"] == 0:  # flipping, but never during a check: the window is out of reach here
+        pytest.skip(f"the link never changed during a check in {value['attempts']} attempts: {value['seen']}")
+    # The errno of the walk that lost the race (ENOENT, ENOTDIR or ELOOP) ends the message.
+    prefix = f"PermissionDenied: filesystem: 'out/d/f' {UNSTABLE} ("
+    assert value["message"].startswith(prefix) and value["message"].endswith(")"), value
+    # One audit entry per unstable refusal, naming the rule, the op and the path.
+    unstable = [e for e in out.denied if e["rule"] == "filesystem.unstable"]
+    assert len(unstable) == value["unstable"], out.denied[-5:]
+    assert {(e["capability"], e["op"], e["request"]["path"]) for e in unstable} == {
+        ("filesystem", "read_text", "out/d/f")
+    }, unstable
 
 
 # --- hugind's own files: renaming, removing, copying or linking a parent (#26) ------------
