@@ -20,6 +20,7 @@ import fcntl
 import functools
 import os
 import threading
+from typing import Any
 
 from hugind.confine.seccomp_rules import RULES, Row
 
@@ -46,18 +47,41 @@ def _arg(lib, condition: tuple):
     return lib.Arg(index, {"eq": lib.EQ, "ne": lib.NE, "gt": lib.GT}[op], value)
 
 
+# Syscalls added after libseccomp releases still in use, with the one number the
+# kernel gives them on x86_64 and on the asm-generic table (aarch64).
+LATE_SYSCALLS = {"fchmodat2": 452}
+_LATE_ARCHES = ("x86_64", "aarch64")
+
+
+def syscall_number(lib: Any, name: str) -> int | None:
+    """``name``'s number on this architecture, or None where it has none.
+
+    pyseccomp answers an unknown name with a negative number (libseccomp's
+    ``__NR_SCMP_ERROR``) rather than an exception; either means the library
+    does not know it."""
+    try:
+        number = lib.resolve_syscall(lib.Arch.NATIVE, name)
+    except ValueError:
+        number = -1
+    if number >= 0:
+        return number
+    if name in LATE_SYSCALLS and os.uname().machine in _LATE_ARCHES:
+        return LATE_SYSCALLS[name]
+    return None
+
+
 def compile_rules(rules: tuple[Row, ...] = RULES) -> bytes:
     """The BPF program (native architecture) for ``rules``; everything else allowed.
 
-    A syscall libseccomp does not know on this architecture (``fchmodat2`` on an old
-    libseccomp, ``open`` on arm64) is left out: a name it cannot resolve is one this
-    architecture has no number for, or one added after the library."""
+    A syscall newer than the installed libseccomp (``fchmodat2`` before 2.5.5) is
+    filtered by the number the kernel gives it (``LATE_SYSCALLS``): left out, it
+    would be a way around its older twin's row. A name neither knows (``open`` on
+    arm64) has no number on this architecture and is left out."""
     lib = _binding()
     filt = lib.SyscallFilter(lib.ALLOW)
     for name, err, conditions, _reason in rules:
-        try:
-            number = lib.resolve_syscall(lib.Arch.NATIVE, name)
-        except ValueError:  # unknown here: see above
+        number = syscall_number(lib, name)
+        if number is None:
             continue
         filt.add_rule(lib.ERRNO(getattr(errno, err)), number, *(_arg(lib, c) for c in conditions))
     read, write = os.pipe()

@@ -239,16 +239,28 @@ def test_without_the_filter_the_same_calls_reach_the_kernel(compiled, tmp_path):
     assert report["socket netlink"] in ("OK", "EPERM")  # root may open one; never the filter's errno
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: seccomp.compile_rules expects ValueError from pyseccomp.resolve_syscall for an unknown "
-    "name, but pyseccomp 0.1.2 returns -1 (__NR_SCMP_ERROR); add_rule(-1) then raises OSError(EINVAL) "
-    "and the whole filter fails to build (a libseccomp without fchmodat2 loses the seccomp layer)",
-)
 def test_a_row_the_library_cannot_resolve_is_left_out(compiled):
     with_unknown = (("no_such_syscall_here", "EPERM", (), "test"), ("keyctl", "EPERM", (), "test"))
     assert compiled.compile_rules(with_unknown) == compiled.compile_rules(with_unknown[1:])
     assert compiled.compile_rules(with_unknown[1:]) != compiled.compile_rules(())
+
+
+def test_a_syscall_newer_than_the_library_is_filtered_by_its_kernel_number(compiled):
+    import pyseccomp
+
+    class OlderLibrary:  # the installed binding, but not knowing the late syscalls' names
+        Arch = pyseccomp.Arch
+
+        @staticmethod
+        def resolve_syscall(arch, name):
+            return -1 if name in compiled.LATE_SYSCALLS else pyseccomp.resolve_syscall(arch, name)
+
+    for name, number in compiled.LATE_SYSCALLS.items():
+        known = pyseccomp.resolve_syscall(pyseccomp.Arch.NATIVE, name)
+        if known >= 0:  # where this libseccomp knows it, the table must agree with it
+            assert number == known, name
+        assert compiled.syscall_number(OlderLibrary, name) == number
+    assert compiled.syscall_number(OlderLibrary, "no_such_syscall_here") is None
 
 
 def test_the_filter_is_available_here_when_its_binding_is(compiled):
