@@ -29,13 +29,15 @@ def test_spec_words_are_limits_then_dropped_variables_in_order():
 
 
 def test_the_table_names_each_rlimit_once():
+    # Each row: the resource, dash's ulimit option for it and the unit that option counts in
+    # (a sandbox per command sets the limits with the view's sh: shell_limits.py).
     assert limits.RLIMITS == {
-        "nproc": resource.RLIMIT_NPROC,
-        "fsize": resource.RLIMIT_FSIZE,
-        "cpu": resource.RLIMIT_CPU,
-        "data": resource.RLIMIT_DATA,
-        "nofile": resource.RLIMIT_NOFILE,
-        "core": resource.RLIMIT_CORE,
+        "nproc": (resource.RLIMIT_NPROC, "p", 1),
+        "fsize": (resource.RLIMIT_FSIZE, "f", 512),
+        "cpu": (resource.RLIMIT_CPU, "t", 1),
+        "data": (resource.RLIMIT_DATA, "d", 1024),
+        "nofile": (resource.RLIMIT_NOFILE, "n", 1),
+        "core": (resource.RLIMIT_CORE, "c", 512),
     }
 
 
