@@ -10,21 +10,25 @@ gets a private copy holding only the agent's ``.py`` files (no links, no
 (``pinning.py``): what ``--expect`` vouched for is exactly what ``import``
 reads, and a file changed after the check is not seen.
 
-The copy lives in a fresh ``0700`` directory of the system's temporary
-folder, its files read-only, and is removed when the run's instance goes
-(or, at the latest, when the process exits).
+The copy lives in a fresh ``0700`` directory under hugind's private cache
+(``<cache>/py-sources``), its files read-only, and is removed when the run's
+instance goes (or, at the latest, when the process exits). Not in the
+system's temporary folder: a policy may make that writable, and another run
+(a team member with other permissions, a batch item) could then rewrite the
+modules this run imports; no policy may reach the cache (policy/boundary.py).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import stat
 import tempfile
 import weakref
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
 
-from hugind.errors import UsageError
+from hugind.errors import EngineError, UsageError
 
 PREFIX = "hugind-py-"
 PINNED_SOURCES = "python_sources"  # Agent.extra key: name -> bytes, the sources its digest covers
@@ -39,11 +43,26 @@ def _checked(name: str) -> PurePosixPath:
     return path
 
 
-def materialize(sources: Mapping[str, bytes]) -> Path:
-    """A new private directory holding ``sources`` (relative name -> bytes), read-only."""
+def _private_base() -> Path:
+    from hugind.paths import cache_root
+
+    base = cache_root() / "py-sources"
+    try:
+        base.mkdir(parents=True, exist_ok=True, mode=0o700)
+        st = base.lstat()
+    except OSError as exc:
+        raise EngineError(f"cannot make {base} for the agent's sources: {exc.strerror}") from None
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        raise EngineError(f"{base} is not a private directory of this user; the agent's sources are not copied there")
+    return base
+
+
+def materialize(sources: Mapping[str, bytes], base: Path | None = None) -> Path:
+    """A new private directory under ``base`` (hugind's cache by default) holding
+    ``sources`` (relative name -> bytes), read-only."""
     for name in sources:
         _checked(name)  # every name is checked before anything is written
-    root = Path(tempfile.mkdtemp(prefix=PREFIX))  # mode 0700, a fresh name
+    root = Path(tempfile.mkdtemp(prefix=PREFIX, dir=base if base is not None else _private_base()))  # 0700
     try:
         for name, data in sources.items():
             target = root.joinpath(*_checked(name).parts)
