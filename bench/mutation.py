@@ -60,6 +60,7 @@ _PROXY_TESTS = (
     "tests/confine/test_proxy_decide.py",
     "tests/confine/test_proxy_decide_edges.py",
     "tests/confine/test_proxy_h11.py",
+    "tests/confine/test_proxy_parse_edges.py",
     "tests/confine/test_forwarder.py",
 )
 _TIMED = ("test_pathological_nesting_is_refused_not_crashed", "test_slow_drip_times_out")
