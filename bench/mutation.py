@@ -171,7 +171,11 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target("confine.proxy.decide", "hugind/confine/proxy/decide.py", _PROXY_TESTS),
     Target("confine.proxy.parse", "hugind/confine/proxy/parse.py", _PROXY_TESTS),
-    Target("confine.gate", "hugind/confine/gate.py", ("tests/confine/test_gate.py",)),
+    Target(
+        "confine.gate",
+        "hugind/confine/gate.py",
+        ("tests/confine/test_gate.py", "tests/confine/test_gate_edges.py"),
+    ),
     Target(
         "sandbox.recycle",
         "hugind/sandbox/recycle.py",
