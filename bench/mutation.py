@@ -112,7 +112,11 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "policy.resolver",
         "hugind/policy/resolver.py",
-        ("tests/policy/test_policy_net.py", "tests/redteam/test_net_decisions.py"),
+        (
+            "tests/policy/test_policy_net.py",
+            "tests/policy/test_resolver_edges.py",
+            "tests/redteam/test_net_decisions.py",
+        ),
         _TIMED,
     ),
     Target(
