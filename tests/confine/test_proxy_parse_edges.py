@@ -10,7 +10,7 @@ from __future__ import annotations
 import h11
 import pytest
 
-from hugind.confine.proxy.base import ProxyLimits, Reply
+from hugind.confine.proxy.base import Drop, ProxyLimits, Reply
 from hugind.confine.proxy.parse import (
     ChildParser,
     ProxyRequest,
@@ -69,6 +69,15 @@ def test_both_framing_headers_are_refused_with_the_smuggling_message() -> None:
         400,
         "proxy: both Content-Length and Transfer-Encoding (refused: request smuggling)",
     )
+
+
+def test_a_child_that_hangs_up_mid_head_is_dropped_not_answered() -> None:
+    parser = fed(b"GET http://a/ HTTP/1.1\r\nHost: a\r\nX-Half: ")
+    assert parser.next_request() is None
+    parser.feed(b"")
+    assert parser.eof is True
+    with pytest.raises(Drop):
+        parser.next_request()
 
 
 # -- a CONNECT without Host ---------------------------------------------------------------------
