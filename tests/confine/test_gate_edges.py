@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from hugind.confine.command import missing_layers
-from hugind.confine.gate import UnconfinableChildren, checked_plan, may_start_children, refuse_unconfinable
+from hugind.confine.command import ProxyEndpoint, confined, missing_layers
+from hugind.confine.gate import UnconfinableChildren, checked_plan, may_start_children, prepare, refuse_unconfinable
+from hugind.confine.plan import rlimits_for
 from hugind.confine.probe import DISABLE_ENV, capabilities
 from hugind.errors import ExitCode, PermissionDenied
 from hugind.manifest import Manifest
@@ -154,3 +155,35 @@ def test_network_without_a_proxy_is_warned_once(tmp_path, monkeypatch, capsys):
     quiet = engine(tmp_path, require=False, network=False)
     assert _plan(quiet, tmp_path)[0].network == "none"
     assert capsys.readouterr().err == ""
+
+
+def test_a_policy_file_alone_makes_strict_check_the_layers(monkeypatch):
+    monkeypatch.setenv(DISABLE_ENV, ALL_LAYERS)
+    with pytest.raises(UnconfinableChildren):
+        refuse_unconfinable(manifest(None), True)
+
+
+def test_an_mcp_server_is_planned_with_the_runs_limits_not_the_shells(tmp_path, monkeypatch):
+    monkeypatch.setenv(DISABLE_ENV, ALL_LAYERS)
+    permissions = {"shell": {"allow": True, "whitelist": ["echo"], "timeout": 2}, "limits": {"timeout": 30}}
+    eng = PolicyEngine(build_policy(permissions, runtime_fs_mode=None, agent_root=tmp_path))
+    server, _ = checked_plan(eng, ["echo", "hi"], str(tmp_path), {}, capability="mcp", request={"server": "s"})
+    shell, _ = _plan(eng, tmp_path)
+    assert server.rlimits == rlimits_for(eng.policy, "mcp")
+    assert (server.rlimits.cpu_seconds, shell.rlimits.cpu_seconds) == (31, 3)
+
+
+def test_prepare_hands_the_checked_plan_and_the_proxy_to_the_launch(tmp_path, monkeypatch):
+    # Every layer taken away, so the launch is the launcher's argv with no cgroup and nothing
+    # started; the proxy's variables reach the child only with a network plan.
+    monkeypatch.setenv(DISABLE_ENV, ALL_LAYERS)
+    proxy = ProxyEndpoint("/nonexistent/proxy.sock", 3128, "/nonexistent/forwarder.py", {"HTTP_PROXY": "http://p"})
+    eng = engine(tmp_path, require=False, network=True)
+    launch = prepare(eng, ["echo", "hi"], str(tmp_path), {"A": "1"}, capability="shell", request={}, proxy=proxy)
+    plan, caps = _plan(eng, tmp_path)
+    assert launch.argv == confined(plan, caps, proxy).argv
+    assert launch.argv[-2:] == [plan.argv[0], "hi"]
+    assert launch.env["HTTP_PROXY"] == "http://p" and launch.env["A"] == "1"
+    assert launch.cgroup is None
+    with pytest.raises(PermissionDenied):
+        prepare(engine(tmp_path, require=True), ["echo", "hi"], str(tmp_path), {}, capability="shell", request={})
