@@ -173,13 +173,15 @@ def test_an_mcp_server_is_planned_with_the_runs_limits_not_the_shells(tmp_path, 
     assert (server.rlimits.cpu_seconds, shell.rlimits.cpu_seconds) == (31, 3)
 
 
-def test_prepare_hands_the_checked_plan_and_the_proxy_to_the_launch(tmp_path, monkeypatch):
+def test_prepare_hands_the_checked_plan_and_the_proxy_to_the_launch(tmp_path, monkeypatch, capsys):
     # Every layer taken away, so the launch is the launcher's argv with no cgroup and nothing
     # started; the proxy's variables reach the child only with a network plan.
     monkeypatch.setenv(DISABLE_ENV, ALL_LAYERS)
     proxy = ProxyEndpoint("/nonexistent/proxy.sock", 3128, "/nonexistent/forwarder.py", {"HTTP_PROXY": "http://p"})
     eng = engine(tmp_path, require=False, network=True)
     launch = prepare(eng, ["echo", "hi"], str(tmp_path), {"A": "1"}, capability="shell", request={}, proxy=proxy)
+    # The plan was checked knowing the proxy: no "children get none here" warning.
+    assert "no filtering proxy" not in capsys.readouterr().err
     plan, caps = _plan(eng, tmp_path)
     assert launch.argv == confined(plan, caps, proxy).argv
     assert launch.argv[-2:] == [plan.argv[0], "hi"]
