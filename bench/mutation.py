@@ -102,7 +102,11 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "policy.parse",
         "hugind/policy/parse.py",
-        ("tests/policy/test_policy_parse.py", "tests/fuzz/test_manifest_props.py"),
+        (
+            "tests/policy/test_policy_parse.py",
+            "tests/policy/test_parse_edges.py",
+            "tests/fuzz/test_manifest_props.py",
+        ),
     ),
     Target("policy.engine", "hugind/policy/engine.py", (_POLICY,), _TIMED),
     Target("policy.audit", "hugind/policy/audit.py", (_POLICY,), _TIMED),
