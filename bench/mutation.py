@@ -60,6 +60,7 @@ _PROXY_TESTS = (
     "tests/confine/test_proxy_decide.py",
     "tests/confine/test_proxy_decide_edges.py",
     "tests/confine/test_proxy_h11.py",
+    "tests/confine/test_proxy_parse_edges.py",
     "tests/confine/test_forwarder.py",
 )
 _TIMED = ("test_pathological_nesting_is_refused_not_crashed", "test_slow_drip_times_out")
@@ -101,7 +102,11 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "policy.parse",
         "hugind/policy/parse.py",
-        ("tests/policy/test_policy_parse.py", "tests/fuzz/test_manifest_props.py"),
+        (
+            "tests/policy/test_policy_parse.py",
+            "tests/policy/test_parse_edges.py",
+            "tests/fuzz/test_manifest_props.py",
+        ),
     ),
     Target("policy.engine", "hugind/policy/engine.py", (_POLICY,), _TIMED),
     Target("policy.audit", "hugind/policy/audit.py", (_POLICY,), _TIMED),
@@ -111,7 +116,11 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "policy.resolver",
         "hugind/policy/resolver.py",
-        ("tests/policy/test_policy_net.py", "tests/redteam/test_net_decisions.py"),
+        (
+            "tests/policy/test_policy_net.py",
+            "tests/policy/test_resolver_edges.py",
+            "tests/redteam/test_net_decisions.py",
+        ),
         _TIMED,
     ),
     Target(
@@ -170,7 +179,11 @@ TARGETS: tuple[Target, ...] = (
     ),
     Target("confine.proxy.decide", "hugind/confine/proxy/decide.py", _PROXY_TESTS),
     Target("confine.proxy.parse", "hugind/confine/proxy/parse.py", _PROXY_TESTS),
-    Target("confine.gate", "hugind/confine/gate.py", ("tests/confine/test_gate.py",)),
+    Target(
+        "confine.gate",
+        "hugind/confine/gate.py",
+        ("tests/confine/test_gate.py", "tests/confine/test_gate_edges.py"),
+    ),
     Target(
         "sandbox.recycle",
         "hugind/sandbox/recycle.py",
