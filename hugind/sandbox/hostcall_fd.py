@@ -41,7 +41,7 @@ import wasmtime
 
 from hugind.errors import EngineError, LimitExceeded, RunCancelled
 from hugind.sandbox import raw_import
-from hugind.sandbox.wasi_relay import EFAULT, EINVAL, ESUCCESS, WASI
+from hugind.sandbox.wasi_relay import EFAULT, EINVAL, ESUCCESS, WASI, guest_memory
 
 if TYPE_CHECKING:
     from hugind.host.dispatch import Dispatcher
@@ -159,7 +159,7 @@ class HostChannel:
     def fd_write(self, caller: wasmtime.Caller, fd: int, iovs: int, count: int, nwritten: int) -> int:
         if fd != CHANNEL_FD:
             return self._forwarded(caller, "fd_write", fd, iovs, count, nwritten)
-        memory = _memory(caller)
+        memory = guest_memory(caller)
         base, limit = _base(memory, caller), memory.data_len(caller)
         nwritten &= _MASK32
         if nwritten % 4 or nwritten + 4 > limit:
@@ -183,7 +183,7 @@ class HostChannel:
             if self._other_read is not None:
                 return self._other_read(caller, fd, iovs, count, nread)
             return self._forwarded(caller, "fd_read", fd, iovs, count, nread)
-        memory = _memory(caller)
+        memory = guest_memory(caller)
         limit = memory.data_len(caller)
         nread &= _MASK32
         if nread % 4 or nread + 4 > limit:
@@ -292,7 +292,7 @@ class HostChannel:
 
 
 def _make_forwarder(engine: wasmtime.Engine, caller: wasmtime.Caller) -> dict[str, wasmtime.Func]:
-    memory = _memory(caller)
+    memory = guest_memory(caller)
     linker, module = _forwarder_parts(engine)
     imports = [linker.get(caller, WASI, "fd_write"), linker.get(caller, WASI, "fd_read"), memory]
     exports = wasmtime.Instance(caller, module, imports).exports(caller)
@@ -300,13 +300,6 @@ def _make_forwarder(engine: wasmtime.Engine, caller: wasmtime.Caller) -> dict[st
     if not isinstance(write, wasmtime.Func) or not isinstance(read, wasmtime.Func):
         raise EngineError("the WASI forwarder does not export what it should")
     return {"fd_write": write, "fd_read": read}
-
-
-def _memory(caller: wasmtime.Caller) -> wasmtime.Memory:
-    memory = caller.get("memory")
-    if not isinstance(memory, wasmtime.Memory):
-        raise wasmtime.Trap("missing required memory export")  # what wasmtime's own WASI does
-    return memory
 
 
 def _base(memory: wasmtime.Memory, caller: wasmtime.Caller) -> int:

@@ -47,6 +47,7 @@ from hugind.sandbox.wasi_relay import (
     PAGE,
     WASI,
     RelaySpec,
+    guest_memory,
 )
 from hugind.sandbox.wasi_relay import instantiate as instantiate_relay
 
@@ -163,7 +164,7 @@ class WasiGuard:
         fdflags: int,
         fd_out: int,
     ) -> int:
-        guest = _guest_memory(caller)
+        guest = guest_memory(caller)
         path = _read(caller, guest, path_ptr, path_len)
         if isinstance(path, int):
             return path
@@ -221,7 +222,7 @@ class WasiGuard:
     ) -> int:
         # Done as open + check + futimens on that fd, so the times set are those
         # of the inode checked, never of a name swapped in between.
-        path = _read(caller, _guest_memory(caller), path_ptr, path_len)
+        path = _read(caller, guest_memory(caller), path_ptr, path_len)
         if isinstance(path, int):
             return path
         self._memory.write(caller, path, _PATH_AT)
@@ -262,7 +263,7 @@ class WasiGuard:
     ) -> int:
         # Refused outright: fs.* has no way to make a hard link either, and a
         # link made by the guest could only yield files the rule then refuses to write.
-        guest = _guest_memory(caller)
+        guest = guest_memory(caller)
         src = _read(caller, guest, old_ptr, old_len)
         if isinstance(src, int):
             return src
@@ -319,13 +320,6 @@ class WasiGuard:
         if self._policy is not None:
             request = {"op": f"wasi.{func}", **detail}
             self._policy.record("filesystem", request, False, "filesystem.host-refusal")
-
-
-def _guest_memory(caller: wasmtime.Caller) -> wasmtime.Memory:
-    memory = caller.get("memory")
-    if not isinstance(memory, wasmtime.Memory):
-        raise wasmtime.Trap("missing required memory export")  # what wasmtime's own WASI does
-    return memory
 
 
 def _read(caller: wasmtime.Caller, memory: wasmtime.Memory, ptr: int, length: int) -> bytes | int:

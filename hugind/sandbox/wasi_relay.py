@@ -49,6 +49,14 @@ ENOTSUP = 58
 EPERM = 63
 
 
+def guest_memory(caller: wasmtime.Caller) -> wasmtime.Memory:
+    """The calling guest's ``memory`` export, trapping as wasmtime's own WASI does without one."""
+    memory = caller.get("memory")
+    if not isinstance(memory, wasmtime.Memory):
+        raise wasmtime.Trap("missing required memory export")
+    return memory
+
+
 @dataclass(frozen=True)
 class RelaySpec:
     """The WASI functions a relay forwards (name, parameter types; each returns
