@@ -19,7 +19,11 @@
 #      and prints tasks completed / tried and seconds per turn. Transcripts: $WORK/transcripts.
 #
 # Environment: WORK (default ~/.cache/hugind-real-model), PORT (8089), THREADS (nproc),
-# LLAMA_SERVER, MODEL_GGUF, ONLY, TASKS, MODES, PYTHON (python3). Everything stays on loopback.
+# LLAMA_SERVER, MODEL_GGUF, ONLY, TASKS, MODES, PYTHON (python3), MAX_TOKENS (192: a reply
+# that lists a dozen calls is cut there instead of running for minutes on a slow CPU).
+# On a machine busy with other work, THREADS=1 ran ~3x faster than 2 (llama.cpp's threads
+# wait for each other at every step; one of two preempted stalls both).
+# Everything stays on loopback.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -28,6 +32,7 @@ WORK=${WORK:-$HOME/.cache/hugind-real-model}
 PORT=${PORT:-8089}
 THREADS=${THREADS:-$(nproc)}
 PYTHON=${PYTHON:-python3}
+MAX_TOKENS=${MAX_TOKENS:-192}
 mkdir -p "$WORK"
 venv=$WORK/venv
 
@@ -133,7 +138,7 @@ backends:
     timeout: 600
     temperature: 0
     seed: 1
-    max_tokens: 512
+    max_tokens: $MAX_TOKENS
   text:
     url: $url
     model: qwen2.5-coder-0.5b
@@ -141,10 +146,10 @@ backends:
     timeout: 600
     temperature: 0
     seed: 1
-    max_tokens: 512
+    max_tokens: $MAX_TOKENS
 EOF
 agent=$WORK/agent
-rm -rf "$agent"
+rm -rf "$agent" "$agent-two"
 "$PYTHON" -m hugind init --template agentic "$agent" >/dev/null
 
 # -- 5. the tasks -------------------------------------------------------------------------

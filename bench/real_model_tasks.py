@@ -3,8 +3,9 @@
     python bench/real_model_tasks.py AGENT_DIR --backend NAME [--backend NAME ...] [--out DIR]
 
 The agent folder is the template's, made by `hugind init --template agentic`;
-this script writes its own notes into its notes/ folder and adds one tool,
-`list_notes`, for the two-tool tasks. Each task is one `hugind run --json`
+this script writes its own notes into its notes/ folder. One-tool tasks run
+that agent as the template made it (one tool, `read_note`); two-tool tasks run
+a copy of it beside it (AGENT_DIR-two) with one tool added, `list_notes`. Each task is one `hugind run --json`
 (HUGIND_TRACE=1); a task is completed when the run exits 0 and its final
 answer contains one of the expected words. Transcripts (events and trace)
 go to --out. Prints, per backend (one per tool format): tasks completed /
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -74,15 +76,18 @@ TASKS = [
 ]
 
 
-def prepare(agent: Path) -> None:
+def prepare(agent: Path) -> dict[int, Path]:
+    """The agent for each number of tools: the template's, and a copy with `list_notes`."""
     notes = agent / "notes"
     notes.mkdir(exist_ok=True)
     for name, text in NOTES.items():
         (notes / name).write_text(text + "\n", encoding="utf-8")
-    main = agent / "main.js"
-    code = main.read_text(encoding="utf-8")
-    if "list_notes" not in code:
-        main.write_text(code + LIST_NOTES_TOOL, encoding="utf-8")
+    two = agent.with_name(agent.name + "-two")
+    shutil.rmtree(two, ignore_errors=True)
+    shutil.copytree(agent, two)
+    main = two / "main.js"
+    main.write_text(main.read_text(encoding="utf-8") + LIST_NOTES_TOOL, encoding="utf-8")
+    return {1: agent, 2: two}
 
 
 @dataclass
@@ -122,7 +127,7 @@ def main() -> int:
     parser.add_argument("--only", type=int, default=0, help="run only the first N tasks")
     parser.add_argument("--task", type=int, action="append", default=[], help="run task N (1-based); repeatable")
     args = parser.parse_args()
-    prepare(args.agent)
+    agents = prepare(args.agent)
     args.out.mkdir(parents=True, exist_ok=True)
     numbered = list(enumerate(TASKS, 1))
     if args.task:
@@ -135,7 +140,7 @@ def main() -> int:
         turns, seconds = 0, 0.0
         started = time.monotonic()
         for i, task in numbered:
-            result = run_task(args.agent, backend, task, args.out / f"{backend}-{i:02d}.log")
+            result = run_task(agents[task.tools], backend, task, args.out / f"{backend}-{i:02d}.log")
             tried[task.tools] += 1
             done[task.tools] += result.ok
             turns += result.turns

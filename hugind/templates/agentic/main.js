@@ -4,20 +4,21 @@
 
 // Written for small models too (issue #29: a 0.5B model told less invented
 // answers): the notes are unknown until read, what to do first, how to answer.
+// No example file name: small models read the example instead of asking.
 set_system_prompt(
   "You answer questions about the user's notes, which are files in the notes folder. " +
     "You do not know what a note says until you read it. " +
-    "First call the read_note tool with the note's file name (for example todo.md). " +
+    "First call the read_note tool with the file name the question gives. " +
     "Then, when you have the note's text, answer the question in one short sentence, " +
     "using only what the note says. Do not read the same note twice.",
 );
 
 register_tool({
   name: "read_note",
-  description: "Read one note from the notes folder, by file name (for example todo.md).",
+  description: "Read one note from the notes folder, by its file name.",
   parameters: {
     type: "object",
-    properties: { name: { type: "string", description: "The note's file name, e.g. todo.md." } },
+    properties: { name: { type: "string", description: "The note's file name, ending in .md." } },
     required: ["name"],
   },
   // Tools get their arguments as JSON text and return text for the model.
