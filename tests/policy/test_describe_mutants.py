@@ -285,6 +285,21 @@ def test_read_write_without_roots_reads_and_writes_nothing(root):
     assert policy_json(p)["filesystem"] == expected_json(root, filesystem={"mode": "read-write"})["filesystem"]
 
 
+def test_read_write_lists_every_write_root_as_readable_and_writable(root):
+    p = policy(root, {"filesystem": {"read": ["data"], "write": ["out", "work"]}})
+    assert describe_policy(p)[:3] == [
+        "filesystem: runtime_fs_mode read-write",
+        "  readable: data, out, work",
+        "  writable: out, work",
+    ]
+    assert (
+        policy_json(p)["filesystem"]
+        == expected_json(root, filesystem={"mode": "read-write", "read": ["data"], "write": ["out", "work"]})[
+            "filesystem"
+        ]
+    )
+
+
 def test_reachable_private_networks_and_the_declared_env_are_said_plainly(root):
     p = policy(
         root,
