@@ -109,8 +109,22 @@ TARGETS: tuple[Target, ...] = (
         ),
     ),
     Target("policy.engine", "hugind/policy/engine.py", (_POLICY,), _TIMED),
-    Target("policy.audit", "hugind/policy/audit.py", (_POLICY,), _TIMED),
-    Target("policy.describe", "hugind/policy/describe.py", (_POLICY,), _TIMED),
+    # The audit log and the description: only the files that assert what they write (the
+    # rest of tests/policy calls them too, so each mutant would run hundreds of tests).
+    Target(
+        "policy.audit",
+        "hugind/policy/audit.py",
+        (
+            "tests/policy/test_policy_audit.py",
+            "tests/policy/test_audit_mutants.py",
+            "tests/policy/test_engine_edges.py",
+        ),
+    ),
+    Target(
+        "policy.describe",
+        "hugind/policy/describe.py",
+        ("tests/policy/test_policy_parse.py", "tests/policy/test_describe_mutants.py"),
+    ),
     Target("policy.model", "hugind/policy/model.py", (_POLICY,), _TIMED),
     Target("policy.host_rules", "hugind/policy/host_rules.py", (_POLICY,), _TIMED),
     Target(

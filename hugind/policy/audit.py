@@ -140,8 +140,13 @@ class AuditLog:
     def close(self) -> None:
         with self._lock:
             if self._file is not None:
-                self._file.close()
-                self._file = None
+                file, self._file = self._file, None
+                # Closing flushes the lines a failed write left buffered: counted like that
+                # write (the run's own end must not turn into an OSError from its log).
+                try:
+                    file.close()
+                except OSError:
+                    self.write_errors += 1
 
     def __enter__(self) -> AuditLog:
         return self
