@@ -209,3 +209,65 @@ def test_json_data_inside_an_answer_is_still_an_answer(server, client):
     text = 'The file holds {"name": "Miso", "arguments": {"age": 3}}.'
     server.push(Reply(text))
     assert _loop(client, RecordingExecutor(), tool_format="text").final_text == text
+
+
+# -- a reply made only of call objects (what the 0.5B model sends in native mode) -----
+
+
+def _obj(name: str, **args) -> str:
+    return json.dumps({"name": name, "arguments": args})
+
+
+@pytest.mark.parametrize("tool_format", ["text", "native"])
+def test_a_reply_of_several_call_objects_is_calls_even_naming_unknown_tools(server, client, note, tool_format):
+    # bench/real_model.sh, native task 2: one known call and made-up tools in one reply; the
+    # next reply, only made-up ones, had been taken as the answer and exited 0.
+    reply = "\n".join([_bare(note), _obj("next_service", description="March"), _obj("service_date", date="2014")])
+    server.push(Reply(reply), Reply("The cat is called Miso."))
+    executor = RecordingExecutor()
+    result = _loop(client, executor, tool_format=tool_format)
+    assert [c.args for c in executor.calls] == [{"path": str(note)}]
+    sent = server.chat_requests[1].messages
+    told = "\n".join(str(m.get("content")) for m in sent[2:])
+    assert "unknown tool 'next_service'" in told and "unknown tool 'service_date'" in told
+    assert (result.final_text, result.stop_reason) == ("The cat is called Miso.", "done")
+
+
+def test_a_reply_cut_off_inside_its_last_call_is_not_the_answer(server, client, note):
+    cut = _obj("next_service", description="March") + '\n{"name": "service_type", "argum'
+    server.push(Reply(cut, finish_reason="length"), Reply("The cat is called Miso."))
+    result = _loop(client, RecordingExecutor(), tool_format="text")
+    told = server.chat_requests[1].messages[-1]["content"]
+    assert "unknown tool 'next_service'" in told
+    assert "ended inside this tool call" in told
+    assert (result.final_text, result.turns) == ("The cat is called Miso.", 2)
+
+
+def test_a_lone_cut_off_call_is_not_the_answer(server, client):
+    server.push(Reply('{"name": "read_file", "arguments": {"pa', finish_reason="length"), Reply("Done."))
+    result = _loop(client, RecordingExecutor(), tool_format="text")
+    assert "ended inside this tool call" in server.chat_requests[1].messages[-1]["content"]
+    assert result.final_text == "Done."
+
+
+def test_call_objects_sent_for_the_closing_request_are_no_answer(server, client, note):
+    # Native task 4: after the doom guard's notice the model answered with calls only, and
+    # that JSON became the final answer. It now goes on to the plain closing request.
+    missing = {"path": "/nowhere/x.md"}
+    calls_only = "\n".join([_obj("read_file", **missing), _obj("read_file", **missing)])
+    server.push(
+        Reply(_bare(note)),
+        *(Reply(_obj("read_file", **missing)) for _ in range(3)),
+        Reply(calls_only, finish_reason="length"),
+        Reply("The cat is called Miso."),
+    )
+    result = _loop(client, RecordingExecutor(), tool_format="text", max_turns=8)
+    plain = server.chat_requests[-1]
+    assert "tools" not in plain.body and plain.messages[0]["content"].endswith(PLAIN_NOTICE)
+    assert (result.final_text, result.stop_reason) == ("The cat is called Miso.", "doom_loop")
+
+
+def test_prose_around_call_shaped_json_stays_an_answer(server, client):
+    text = _obj("a") + " " + _obj("b") + " and that is all the file holds."
+    server.push(Reply(text))
+    assert _loop(client, RecordingExecutor(), tool_format="text").final_text == text

@@ -2,15 +2,17 @@
 
 These are only looked for when no tokenised format matched, and only
 accepted when clearly meant as a call: a ```tool_call fence, or an object
-whose ``name`` is a registered tool (with no tools known: the whole reply is
-exactly one ``{"name": .., "arguments": ..}`` object).
+whose ``name`` is a registered tool. A reply that is nothing but
+``{"name": .., "arguments": ..}`` objects (the last one possibly cut off at the
+token limit) is calls whatever the names: small models list a dozen such
+objects, some naming tools that do not exist, and that text is never an answer.
 """
 
 from __future__ import annotations
 
 import re
 
-from hugind.agentic.calls import ParsedCall
+from hugind.agentic.calls import ParsedCall, ParseFailure
 from hugind.agentic.formats.common import Ctx, Span, call_from_object, clip, json_calls, looks_like_call
 from hugind.agentic.formats.inner import parse_inner
 from hugind.agentic.formats.pythonic import parse_pythonic
@@ -53,6 +55,7 @@ def _clear(body: str, ctx: Ctx, whole: bool) -> bool:
 def find_bare_json(text: str, ctx: Ctx) -> list[Span]:
     spans: list[Span] = []
     stripped = text.strip()
+    only_calls = _only_call_objects(text)
     for count, match in enumerate(_BARE_START.finditer(text)):
         if count >= _MAX_CANDIDATES:
             break
@@ -61,14 +64,47 @@ def find_bare_json(text: str, ctx: Ctx) -> list[Span]:
         try:
             value, end = parse_value(text, match.start())
         except (LenientJSONError, RecursionError):
+            if only_calls:
+                # The reply's last call, cut off: an error the model sees, not answer text.
+                cut = text[match.start() :]
+                spans.append(Span(match.start(), len(text), [ParseFailure(clip(cut), _CUT_OFF)]))
+                break
             continue
-        whole = text[match.start() : end].strip() == stripped
+        whole = only_calls or text[match.start() : end].strip() == stripped
         values = value if isinstance(value, list) else [value]
         if not values or not all(looks_like_call(v, ctx, whole_text=whole) for v in values):
             continue
         raw = text[match.start() : end]
         spans.append(Span(match.start(), end, [call_from_object(v, clip(raw)) for v in values]))
     return spans
+
+
+_CUT_OFF = "the reply ended inside this tool call (cut off at the token limit?); send the call again, whole"
+_SEPARATORS = " \t\r\n,;"
+
+
+def _only_call_objects(text: str) -> bool:
+    """Is ``text`` one or more ``{"name": .., "arguments": ..}`` objects and nothing else?
+
+    The last object may be cut off (or be the only one), provided it starts like a call:
+    no answer ends inside a JSON object.
+    """
+    pos, n = 0, len(text)
+    bare = Ctx()
+    for seen in range(_MAX_CANDIDATES):
+        while pos < n and text[pos] in _SEPARATORS:
+            pos += 1
+        if pos >= n:
+            return seen > 0
+        if text[pos] != "{":
+            return False
+        try:
+            value, pos = parse_value(text, pos)
+        except (LenientJSONError, RecursionError):
+            return _BARE_START.match(text, pos) is not None
+        if not looks_like_call(value, bare, whole_text=True):
+            return False
+    return False
 
 
 def find_pythonic_list(text: str, ctx: Ctx) -> list[Span]:
