@@ -1,8 +1,9 @@
 """What the warm server loads for Python agents before it forks, beyond the run stack.
 
 A served ``.py`` run would otherwise import the Python path (py_start,
-py_snapshot, py_runtime, py_sources, ...; ~10 ms of CPU) and deserialize the
-agents' start-up snapshot from the module cache (~3-5 ms) in every child. The
+py_snapshot, py_runtime, py_sources, ...) and deserialize the agents' start-up
+snapshot from the module cache in every child: ~7 ms of a trivial run's ~33 ms
+of CPU, mostly the deserialization (bench/python_start.py --cli-only). The
 server does both once: the children get the modules and the compiled
 snapshot by the fork, the snapshot's code and memory image shared copy-on-write,
 and a run finds the snapshot in its process's module cache under the key it
@@ -49,8 +50,11 @@ def _open_fds() -> dict[int, str]:
 
 
 def threads() -> int:
-    """This process's threads, native ones included."""
-    return len(os.listdir("/proc/self/task"))
+    """This process's threads, native ones included (0: cannot tell)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
 
 
 def python_agents() -> list[int]:
@@ -61,7 +65,10 @@ def python_agents() -> list[int]:
         return []  # no `python` extra: a .py run fails on its own, as it would cold
     from hugind.sandbox import engine
 
-    before = _open_fds()
+    try:
+        before = _open_fds()
+    except OSError:
+        return []  # no /proc: the descriptors to keep could not be told, so nothing is loaded
     engine.hold_ticker = True
     try:
         for name in _PY_PATH:
@@ -69,9 +76,10 @@ def python_agents() -> list[int]:
         from hugind.sandbox import py_start
 
         py_start.load_cached(engine.EngineConfig())
-    except Exception:  # an install that does not load: its runs find out as cold ones would
-        return []
+    except Exception:
+        pass  # an install that does not load: its runs find out as cold ones would
     finally:
         engine.hold_ticker = False
+    # Even after a failure part way: what was loaded keeps the files it maps from.
     after = _open_fds()
     return sorted(fd for fd, target in after.items() if before.get(fd) != target)

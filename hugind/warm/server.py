@@ -302,7 +302,7 @@ def main(key: str) -> None:
     child.check_raw_path()
     from hugind.warm.preload import threads
 
-    if threads() != 1:  # a thread left by what was loaded: forking is unsafe, runs go cold
+    if threads() > 1:  # a thread left by what was loaded: forking is unsafe, runs go cold
         return
     server = Server(listener, key)
     listener.listen(64)
