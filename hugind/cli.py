@@ -447,6 +447,7 @@ def team(
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON.")] = False,
     ray: RayOption = None,
+    audit: AuditOption = None,
 ) -> None:
     """Run a workflow: its tasks as a DAG, each in its agent's own sandbox; exit 1 if any task failed."""
     from hugind.team.command import run_team_command
@@ -462,6 +463,7 @@ def team(
             max_parallel=max_parallel,
             as_json=as_json,
             ray=ray,
+            audit=audit,
         )
     except HugindError as err:
         raise _fail(err) from None

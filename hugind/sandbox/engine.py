@@ -71,6 +71,10 @@ class EngineConfig:
 _engines: dict[EngineConfig, wasmtime.Engine] = {}
 _engines_lock = threading.Lock()
 _ticker_started = False
+# Set by the warm server while it loads modules before it forks (hugind/warm/preload.py):
+# a process is forked safely only while it has one thread, so the engines it makes start
+# no ticker; the first get_engine in each forked child starts it.
+hold_ticker = False
 
 
 def get_engine(config: EngineConfig = EngineConfig()) -> wasmtime.Engine:
@@ -85,7 +89,7 @@ def get_engine(config: EngineConfig = EngineConfig()) -> wasmtime.Engine:
             cfg.cranelift_opt_level = "speed"
             engine = wasmtime.Engine(cfg)
             _engines[config] = engine
-        if not _ticker_started:
+        if not _ticker_started and not hold_ticker:
             threading.Thread(target=_tick_forever, name="hugind-epoch", daemon=True).start()
             _ticker_started = True
         return engine

@@ -310,8 +310,10 @@ def load(
     fixed: Sequence[tuple[Path, str]] = (),
     path: Sequence[str] = (),
     fixed_digest: str = "",
+    make: bool = True,
 ) -> PySnapshot:
-    """The compiled snapshot of ``runtime_wasm``, from the module cache or made now.
+    """The compiled snapshot of ``runtime_wasm``, from the module cache or made now
+    (``make=False``: SnapshotError when it is not in the cache).
 
     ``runtime_wasm``: the runtime's bytes, or its path: read only when the
     snapshot must be made (with ``digest``, a cached snapshot never reads it).
@@ -329,6 +331,11 @@ def load(
     def runtime() -> bytes:
         return runtime_wasm.read_bytes() if isinstance(runtime_wasm, Path) else runtime_wasm
 
+    def produce() -> bytes:
+        if not make:
+            raise SnapshotError("the Python snapshot is not in the module cache")
+        return build(runtime(), preload, head, fixed, path)
+
     digest = digest or sha256(runtime()).hexdigest()
     # The set-up's source is in the key: a changed runner is a new snapshot.
     setup = sha256(snapshot_source(tuple(preload), CAPACITY, META_SIZE, tuple(path)).encode()).hexdigest()
@@ -338,7 +345,7 @@ def load(
         f"|{json.dumps(guests)}|{fixed_digest}"
     )
     try:
-        module = load_derived(key, lambda: build(runtime(), preload, head, fixed, path), config, what="Python snapshot")
+        module = load_derived(key, produce, config, what="Python snapshot")
     except WasmFormatError as exc:
         raise SnapshotError(f"cannot snapshot the Python runtime: {exc}") from None
     return PySnapshot(module, tuple(head), tuple(guests))

@@ -117,8 +117,36 @@ def snapshot_for(engine_config: EngineConfig) -> py_snapshot.PySnapshot | None:
         return _snapshots[engine_config]
 
 
+def _options() -> dict[str, Any]:
+    """py_snapshot.load's options for the agents' snapshot (its cache key's parts)."""
+    from hugind.sandbox.py_interpreter import RUNTIME_SHA256, guest_library
+
+    return {
+        "digest": RUNTIME_SHA256,
+        "preload": PRELOAD,
+        "head": HEAD,
+        "fixed": ((guest_library(), LIBRARY),),
+        "path": (LIBRARY,),
+        "fixed_digest": library_digest(),
+    }
+
+
+def load_cached(engine_config: EngineConfig) -> py_snapshot.PySnapshot | None:
+    """The agents' snapshot if the module cache holds it, else None: never made here.
+    For the warm server, which loads it before it forks (hugind/warm/preload.py): a run
+    then finds it in this process's module cache under the same key."""
+    from hugind.sandbox.py_interpreter import verified_runtime
+
+    if not enabled():
+        return None
+    try:
+        return py_snapshot.load(verified_runtime(), engine_config, make=False, **_options())
+    except SnapshotError:
+        return None
+
+
 def _load(engine_config: EngineConfig) -> py_snapshot.PySnapshot | None:
-    from hugind.sandbox.py_interpreter import RUNTIME_SHA256, guest_library, verified_runtime
+    from hugind.sandbox.py_interpreter import verified_runtime
 
     runtime = verified_runtime()
     started = time.monotonic()
@@ -137,16 +165,7 @@ def _load(engine_config: EngineConfig) -> py_snapshot.PySnapshot | None:
     timer.start()
     try:
         with _build_lock():
-            snap = py_snapshot.load_or_none(
-                runtime,
-                engine_config,
-                digest=RUNTIME_SHA256,
-                preload=PRELOAD,
-                head=HEAD,
-                fixed=((guest_library(), LIBRARY),),
-                path=(LIBRARY,),
-                fixed_digest=library_digest(),
-            )
+            snap = py_snapshot.load_or_none(runtime, engine_config, **_options())
     finally:
         timer.cancel()
     if noticed.is_set():

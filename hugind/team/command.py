@@ -6,6 +6,7 @@ import json
 import sys
 from pathlib import Path
 
+from hugind.errors import UsageError
 from hugind.team.report import format_summary, summary_json
 from hugind.team.runner import TaskEvent, TeamOptions, default_state_dir, run_workflow
 from hugind.team.state import refuse_links
@@ -34,11 +35,16 @@ def run_team_command(
     quiet: bool = False,
     model: str | None = None,
     ray: str | None = None,
+    audit: Path | None = None,
 ) -> int:
     """Run the workflow and print its summary; returns the exit code (raises HugindError).
 
-    ``ray``: run the tasks on a Ray cluster at this address ("local": ray.init's choice)."""
+    ``ray``: run the tasks on a Ray cluster at this address ("local": ray.init's choice).
+    ``audit``: append every task's policy decisions to this file (JSON lines, as ``hugind run --audit``)."""
     cluster = None
+    if audit is not None and ray is not None:
+        # A remote task's decisions are made on its worker: refused rather than silently not logged.
+        raise UsageError("--audit cannot be used with --ray: the tasks' decisions are made on the cluster's workers")
     if ray is not None:
         from hugind.distributed.connect import require_ray
 
@@ -59,6 +65,7 @@ def run_team_command(
         max_parallel=max_parallel,
         on_event=None if quiet else _progress,
         cluster=cluster,
+        audit_path=audit.resolve() if audit is not None else None,
     )
     result = run_workflow(workflow, options)
     if as_json:

