@@ -52,6 +52,9 @@ def main():
     raise ValueError("the agent gave up")
 """
 EXITS = "import sys\nprint('leaving', flush=True)\nsys.exit(3)\n"
+# A busy guest stops only at its deadline: the epoch ticker the server held back while it
+# preloaded must run in the forked child.
+SPINS = "print('spinning', flush=True)\nwhile True:\n    pass\n"
 TRIVIAL = "print('hi')\n"
 
 
@@ -68,6 +71,8 @@ def py_cases(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
         "name: files\nentry_point: main.py\npermissions:\n  filesystem:\n    read: [data]\n"
     )
     files = {}
+    spins = write_agent(root / "spins", {"main.py": SPINS}, {"name": "spins", "entry_point": "main.py"})
+    (spins / "agent.yaml").write_text("name: spins\nentry_point: main.py\npermissions:\n  limits:\n    timeout: 2\n")
     for name, source in (("trivial", TRIVIAL), ("raises", RAISES), ("exits", EXITS)):
         files[name] = root / f"{name}.py"
         files[name].write_text(source)
@@ -76,6 +81,7 @@ def py_cases(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
         {"name": "folder", "agent": str(folder), "args": ["x", "y"]},
         {"name": "raises", "agent": str(files["raises"])},
         {"name": "exits", "agent": str(files["exits"])},
+        {"name": "spins", "agent": str(spins)},
         # the plain path (_start), chosen by the client's environment in a served run too
         {"name": "plain", "agent": str(folder), "args": ["z"], "env": {"HUGIND_PY_SNAPSHOT": "0"}},
     ]
@@ -123,6 +129,7 @@ def test_a_warm_python_run_gives_what_a_cold_one_gives(warm_env, py_cases, tmp_p
         assert warm == plain, f"{case['name']}: warm {describe(warm)}\ncold {describe(plain)}"
         served[case["name"]] = warm
     # runs that did what their agents do, not runs that failed alike
+    assert served["spins"]["code"] == 4 and "spinning" in served["spins"]["stdout"], served["spins"]
     assert (served["trivial"]["code"], served["trivial"]["stdout"]) == (0, "hi\n")
     for name in ("folder", "plain"):
         assert served[name]["code"] == 0, served[name]
