@@ -20,7 +20,15 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from hugind.backends import LlmService, choose_backend, preview_backend, session_meta
 from hugind.confine.network import ChildNetwork
-from hugind.errors import AgentFailed, BackendError, EnvMissingError, HugindError, PermissionDenied, StrictDenials
+from hugind.errors import (
+    AgentFailed,
+    BackendError,
+    EnvMissingError,
+    HugindError,
+    OutputFailed,
+    PermissionDenied,
+    StrictDenials,
+)
 from hugind.host.registry import Op
 from hugind.manifest import Agent, EnvVar
 from hugind.observer import LoopMcp, McpHubs, RunEnd, RunObserver, RunStart, TeamMember
@@ -80,6 +88,7 @@ class RunResult:
     denials: int
     elapsed_s: float
     loop: LoopResult | None = None  # agentic mode only
+    audit_lost: int = 0  # lines the --audit file could not take (a full disk); see strict_verdict
 
 
 def resolve_env(declared: tuple[EnvVar, ...], host_env: Mapping[str, str]) -> dict[str, str]:
@@ -198,7 +207,19 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
     except HugindError as err:
         err.denials = engine.denials  # type: ignore[attr-defined]  # --strict: errors.strict_failure
         raise
-    return RunResult(has_result, value, engine.denials, time.monotonic() - started, loop)
+    finally:
+        # The audit log is closed by now: its last flush is counted too.
+        _warn_audit_lost(engine.audit, options)
+    lost = getattr(engine.audit, "write_errors", 0)
+    return RunResult(has_result, value, engine.denials, time.monotonic() - started, loop, lost)
+
+
+def _warn_audit_lost(audit: AuditLog, options: RunOptions) -> None:
+    """A log that lost lines is not a record of the run: never let that pass in silence."""
+    lost = getattr(audit, "write_errors", 0)  # an observer's audit (wrap_audit) may keep no file
+    if lost:
+        plural = "s" if lost > 1 else ""
+        _warner(options)(f"the audit log {getattr(audit, 'path', '')} is incomplete: {lost} write{plural} failed")
 
 
 @dataclass
@@ -320,9 +341,12 @@ def _warner(options: RunOptions) -> Callable[[str], None]:
     return warn
 
 
-def strict_verdict(result: RunResult) -> StrictDenials | None:
-    """Under --strict a run with any denial fails, even if the agent coped with it."""
+def strict_verdict(result: RunResult) -> HugindError | None:
+    """Under --strict a run with any denial fails, even if the agent coped with it; and a run
+    whose audit log lost lines (exit 74: what CI keeps as the run's record is not whole)."""
     if not result.denials:
+        if result.audit_lost:
+            return OutputFailed(f"--strict: the audit log lost {result.audit_lost} line(s) (a write failed)")
         return None
     plural = "s" if result.denials > 1 else ""
     return StrictDenials(f"--strict: the policy denied {result.denials} request{plural} during the run (see --audit)")
