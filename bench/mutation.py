@@ -105,6 +105,7 @@ TARGETS: tuple[Target, ...] = (
         (
             "tests/policy/test_policy_parse.py",
             "tests/policy/test_parse_edges.py",
+            "tests/policy/test_parse_mutants.py",
             "tests/fuzz/test_manifest_props.py",
         ),
     ),
@@ -133,6 +134,7 @@ TARGETS: tuple[Target, ...] = (
         (
             "tests/policy/test_policy_net.py",
             "tests/policy/test_resolver_edges.py",
+            "tests/policy/test_resolver_mutants.py",
             "tests/redteam/test_net_decisions.py",
         ),
         _TIMED,

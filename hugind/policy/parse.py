@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -50,22 +51,19 @@ def _bool(value: Any, where: str, _root: Path) -> bool:
     return value
 
 
-def _number(low: float, high: float) -> Callable[[Any, str, Path], float]:
-    def check(value: Any, where: str, _root: Path) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not low < value <= high:
-            raise _fail(where, f"must be a number of seconds in ({low:g}, {high:g}], got {value!r}")
-        return float(value)
+# The checkers with bounds (and _rules) take them first and are bound with ``partial`` in
+# SECTIONS, so a check runs this module function at each key rather than a closure made
+# once at import, which a mutation run cannot reach (bench/mutation.py).
+def _number(low: float, high: float, value: Any, where: str, _root: Path) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low < value <= high:
+        raise _fail(where, f"must be a number of seconds in ({low:g}, {high:g}], got {value!r}")
+    return float(value)
 
-    return check
 
-
-def _integer(low: int, high: int) -> Callable[[Any, str, Path], int]:
-    def check(value: Any, where: str, _root: Path) -> int:
-        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-            raise _fail(where, f"must be an integer in [{low}, {high}], got {value!r}")
-        return value
-
-    return check
+def _integer(low: int, high: int, value: Any, where: str, _root: Path) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise _fail(where, f"must be an integer in [{low}, {high}], got {value!r}")
+    return value
 
 
 def _strings(value: Any, where: str) -> list[str]:
@@ -98,17 +96,14 @@ def _ip_rule(spec: str) -> Any:
     return parse_ip_rule(spec)
 
 
-def _rules(parse: Callable[[str], Any]) -> Callable[[Any, str, Path], tuple[Any, ...]]:
-    def check(value: Any, where: str, _root: Path) -> tuple[Any, ...]:
-        out = []
-        for i, spec in enumerate(_strings(value, where)):
-            try:
-                out.append(parse(spec))
-            except ValueError as exc:
-                raise _fail(f"{where}[{i}]", f"invalid entry {spec!r}: {exc}") from None
-        return tuple(out)
-
-    return check
+def _rules(parse: Callable[[str], Any], value: Any, where: str, _root: Path) -> tuple[Any, ...]:
+    out = []
+    for i, spec in enumerate(_strings(value, where)):
+        try:
+            out.append(parse(spec))
+        except ValueError as exc:
+            raise _fail(f"{where}[{i}]", f"invalid entry {spec!r}: {exc}") from None
+    return tuple(out)
 
 
 def _programs(value: Any, where: str, _root: Path) -> tuple[str, ...]:
@@ -132,35 +127,40 @@ SECTIONS: dict[str, dict[str, Callable[[Any, str, Path], Any]]] = {
     "filesystem": {
         "read": _roots,
         "write": _roots,
-        "max_read_bytes": _integer(1, 1 << 40),
-        "max_write_bytes": _integer(1, 1 << 40),
+        "max_read_bytes": partial(_integer, 1, 1 << 40),
+        "max_write_bytes": partial(_integer, 1, 1 << 40),
     },
     "network": {
         "allow": _bool,
-        "allowed_domains": _rules(_domain_rule),
-        "allowed_ips": _rules(_ip_rule),
+        "allowed_domains": partial(_rules, _domain_rule),
+        "allowed_ips": partial(_rules, _ip_rule),
         "block_private_networks": _bool,
-        "timeout": _number(0, 3600),
-        "max_response_bytes": _integer(1, 1 << 40),
-        "max_redirects": _integer(0, 5),
+        "timeout": partial(_number, 0, 3600),
+        "max_response_bytes": partial(_integer, 1, 1 << 40),
+        "max_redirects": partial(_integer, 0, 5),
     },
     "shell": {
         "allow": _bool,
         "whitelist": _programs,
         "blacklist": _programs,
-        "timeout": _number(0, 86400),
-        "max_output": _integer(1, 1 << 40),
+        "timeout": partial(_number, 0, 86400),
+        "max_output": partial(_integer, 1, 1 << 40),
         "env_clear": _bool,
         "working_dir": _workdir,
         "require_confinement": _bool,
     },
     "limits": {
-        "timeout": _number(0, 7 * 86400),
-        "memory_mb": _integer(1, 65536),
-        "fuel": _integer(1, 1 << 62),
-        "max_output_bytes": _integer(1, 1 << 40),
+        "timeout": partial(_number, 0, 7 * 86400),
+        "memory_mb": partial(_integer, 1, 65536),
+        "fuel": partial(_integer, 1, 1 << 62),
+        "max_output_bytes": partial(_integer, 1, 1 << 40),
     },
-    "mcp": {"allow": _bool, "servers": _rules(str), "tools": _rules(str), "timeout": _number(0, 86400)},
+    "mcp": {
+        "allow": _bool,
+        "servers": partial(_rules, str),
+        "tools": partial(_rules, str),
+        "timeout": partial(_number, 0, 86400),
+    },
 }
 
 

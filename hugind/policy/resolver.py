@@ -9,20 +9,29 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 
 Resolver = Callable[[str, int, float], Sequence[str]]
 
 
-def system_resolver(host: str, port: int, timeout: float) -> list[str]:
-    """getaddrinfo once, bounded by ``timeout`` (the lookup thread is abandoned)."""
+def system_resolver(
+    host: str, port: int, timeout: float, *, lookup: Callable[..., Sequence[Any]] | None = None
+) -> list[str]:
+    """getaddrinfo once, bounded by ``timeout`` (the lookup thread is abandoned).
+
+    ``lookup`` stands in for ``socket.getaddrinfo`` (same arguments, same rows): the seam a
+    test uses for a lookup that outlives its timeout, with no DNS query. Callers leave it out.
+    """
     import socket  # here: a run that never connects does not load it
+
+    getaddrinfo = lookup or socket.getaddrinfo
 
     box: dict[str, object] = {}
     done = threading.Event()
 
     def run() -> None:
         try:
-            box["rows"] = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            box["rows"] = getaddrinfo(host, port, type=socket.SOCK_STREAM)
         except OSError as exc:
             box["error"] = exc
         done.set()
