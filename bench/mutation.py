@@ -202,7 +202,7 @@ TARGETS: tuple[Target, ...] = (
         settings=(("process_isolation", "forkserver"), ("timeout_constant", 20.0), ("timeout_multiplier", 4.0)),
     ),
     # test_artifact_integrity.py pins through the CLI, in subprocesses mutmut cannot attribute.
-    Target("pinning", "hugind/pinning.py", ("tests/runtime/test_pinning.py",)),
+    Target("pinning", "hugind/pinning.py", ("tests/runtime/test_pinning.py", "tests/runtime/test_pinning_kinds.py")),
 )
 
 # Not tracked by git but needed by the tests: the built JS engine (no target's tests use npm).
