@@ -44,6 +44,8 @@ class Target:
     # Tests that measure wall-clock time: a mutant's run under mutmut's trampolines and
     # ``nice`` is slower, and a clean run that fails stops the whole target.
     exclude: tuple[str, ...] = ()
+    # More [tool.mutmut] settings, e.g. the timeouts of a target whose tests start slowly.
+    settings: tuple[tuple[str, str | float], ...] = ()
 
 
 _POLICY = "tests/policy"
@@ -203,10 +205,20 @@ TARGETS: tuple[Target, ...] = (
     Target(
         "sandbox.recycle",
         "hugind/sandbox/recycle.py",
-        ("tests/runtime/test_recycle.py", "tests/runtime/test_relay_bound.py"),
+        (
+            "tests/runtime/test_recycle.py",
+            "tests/runtime/test_recycle_mutants.py",
+            "tests/runtime/test_relay_bound.py",
+        ),
+        # Each mutant forked from a fork server that never ran a guest: forked from mutmut's main
+        # process (which ran the clean tests), a worker hangs at the guest's first WASI write,
+        # waiting on wasmtime-wasi's runtime threads that fork left behind, and was counted a
+        # "timeout". A mutant's wall-clock limit is (its tests' time + timeout_constant) x
+        # timeout_multiplier: 16 s by default, less than a loaded machine may take to start one.
+        settings=(("process_isolation", "forkserver"), ("timeout_constant", 20.0), ("timeout_multiplier", 4.0)),
     ),
     # test_artifact_integrity.py pins through the CLI, in subprocesses mutmut cannot attribute.
-    Target("pinning", "hugind/pinning.py", ("tests/runtime/test_pinning.py",)),
+    Target("pinning", "hugind/pinning.py", ("tests/runtime/test_pinning.py", "tests/runtime/test_pinning_kinds.py")),
 )
 
 # Not tracked by git but needed by the tests: the built JS engine (no target's tests use npm).
@@ -259,6 +271,7 @@ def _prepare(target: Target, work: Path) -> None:
             *(("-k", " and ".join(f"not {name}" for name in target.exclude)) if target.exclude else ()),
         ],
         "also_copy": ["policy", "runtimes", "examples", "README.md", f"{_IDS_PLUGIN}.py"],
+        **dict(target.settings),
     }
     (work / f"{_IDS_PLUGIN}.py").write_text(_IDS_PLUGIN_TEXT)
     text = (REPO / "pyproject.toml").read_text()
