@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -88,3 +89,16 @@ def run_cli(*args: str, stdin: str | None = None, env: dict[str, str] | None = N
 @pytest.fixture
 def cli() -> Callable[..., CliResult]:
     return run_cli
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Give the suite's processes SIGINT and SIGQUIT as a terminal's commands get them.
+
+    A runner that starts the suite as a background job (sh's ``cmd &``, ``nohup``) hands
+    it both signals ignored, and an ignored signal stays ignored through every fork and
+    exec: the runs the Ctrl-C tests start would then never see their SIGINT (hugind, as
+    a shell does, keeps a signal its caller ignores ignored: a test checks that too)."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    if signal.getsignal(signal.SIGQUIT) == signal.SIG_IGN:
+        signal.signal(signal.SIGQUIT, signal.SIG_DFL)
