@@ -27,6 +27,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import sys
 
 # The modules a .py run imports beyond the run stack (hugind/run_command.py).
 _PY_PATH = (
@@ -81,5 +82,41 @@ def python_agents() -> list[int]:
     finally:
         engine.hold_ticker = False
     # Even after a failure part way: what was loaded keeps the files it maps from.
+    return _opened_since(before)
+
+
+def _opened_since(before: dict[int, str]) -> list[int]:
     after = _open_fds()
     return sorted(fd for fd, target in after.items() if before.get(fd) != target)
+
+
+def python_links() -> list[int]:
+    """After ``python_agents`` and the raw path's check (child.check_raw_path), which decides
+    how host functions are defined: what a process's first ``.py`` run builds per engine
+    (sandbox/ahead.py), the snapshot linked as ``hugind run`` links it and the host-call
+    forwarder from the module cache; the descriptors that keeps open. Nothing is compiled;
+    any failure leaves it to the runs, as without this."""
+    from hugind.sandbox import engine
+
+    if "hugind.sandbox.py_start" not in sys.modules or not engine._engines:
+        return []  # python_agents loaded nothing: neither is there anything to link
+    try:
+        before = _open_fds()
+    except OSError:
+        return []
+    engine.hold_ticker = True
+    try:
+        from hugind.sandbox import ahead, py_start
+
+        config = engine.EngineConfig()
+        made = engine.get_engine(config)
+        ahead.forwarder(made)
+        snap = py_start.load_cached(config)
+        if snap is not None:
+            # inherit_stdin: hugind run's (run_command.py); a Python guest has its channel.
+            ahead.link(made, snap.module, inherit_stdin=True, channel=True)
+    except Exception:
+        pass
+    finally:
+        engine.hold_ticker = False
+    return _opened_since(before)

@@ -273,7 +273,9 @@ def _import_run_stack() -> None:
     import importlib
 
     # The executable's entry and what it imports on a quick run, then the run's own stack.
-    for name in ("hugind.entry", "hugind.cli_quick", "hugind.process_end", "hugind.std_streams"):
+    # (ctrl_c and denial_hints: what main_here and run_command import on every run.)
+    quick = ("hugind.entry", "hugind.cli_quick", "hugind.process_end", "hugind.std_streams")
+    for name in (*quick, "hugind.ctrl_c", "hugind.denial_hints"):
         importlib.import_module(name)
     from hugind.run_command import import_run_stack
 
@@ -300,7 +302,9 @@ def main(key: str) -> None:
         return
     _import_run_stack()
     child.check_raw_path()
-    from hugind.warm.preload import threads
+    from hugind.warm.preload import python_links, threads
+
+    child.keep_open(python_links())
 
     if threads() > 1:  # a thread left by what was loaded: forking is unsafe, runs go cold
         return
