@@ -2,7 +2,8 @@
 
 A process's first run of a module makes, per engine, what every later run of
 the same process reuses: the linker holding hugind's host functions and the
-module's ``InstancePre`` (instance.py), the WASI forwarder of a Python guest's
+module's ``InstancePre`` (instance.py) and its table of exports (raw_export.py),
+the WASI forwarder of a Python guest's
 host-call channel (hostcall_fd.py), the memory the module starts with. None
 of it holds anything of a run: each is a function of the engine, the module
 and hugind's own code. The warm server (hugind/warm/preload.py) builds them
@@ -25,13 +26,14 @@ from __future__ import annotations
 
 import wasmtime
 
-from hugind.sandbox import hostcall_fd, instance
+from hugind.sandbox import hostcall_fd, instance, raw_export
 
 
 def link(engine: wasmtime.Engine, module: wasmtime.Module, *, inherit_stdin: bool, channel: bool) -> None:
     """Link ``module`` as a run with this stdin and channel would (a run with a tap, which
     ``hugind run`` has only when recording, links its own)."""
     instance._initial_memory_bytes(module)
+    raw_export.export_table(module)
     instance._linked_for(engine, inherit_stdin, False, channel).pre(module)
 
 

@@ -149,6 +149,12 @@ def _load(engine_config: EngineConfig) -> py_snapshot.PySnapshot | None:
     from hugind.sandbox.py_interpreter import verified_runtime
 
     runtime = verified_runtime()
+    options = _options()
+    if enabled():
+        try:  # in the cache, as for nearly every run: no notice timer, no lock
+            return py_snapshot.load(runtime, engine_config, make=False, **options)
+        except SnapshotError:
+            pass  # to be made (or a process making it to be waited for): below
     started = time.monotonic()
     noticed = threading.Event()
 
@@ -165,7 +171,7 @@ def _load(engine_config: EngineConfig) -> py_snapshot.PySnapshot | None:
     timer.start()
     try:
         with _build_lock():
-            snap = py_snapshot.load_or_none(runtime, engine_config, **_options())
+            snap = py_snapshot.load_or_none(runtime, engine_config, **options)
     finally:
         timer.cancel()
     if noticed.is_set():

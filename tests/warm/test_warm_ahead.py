@@ -14,7 +14,7 @@ import sys
 import pytest
 import wasmtime
 
-from hugind.sandbox import ahead, engine, hostcall_fd, instance, raw_ffi
+from hugind.sandbox import ahead, engine, hostcall_fd, instance, raw_export, raw_ffi
 from hugind.sha256 import sha256
 from hugind.warm import child
 from tests.conftest import REPO
@@ -114,5 +114,5 @@ def test_a_child_whose_client_turns_the_raw_path_off_links_anew(server_state):
 def test_linking_ahead_fills_what_a_run_asks_for(server_state):
     made, module = server_state
     linked = instance._linked_for(made, True, False, True)
-    assert module in linked.pres and module in instance._initial_memory
+    assert module in linked.pres and module in instance._initial_memory and module in raw_export._tables
     assert instance._initial_memory_bytes(module) == 3 * 65536
