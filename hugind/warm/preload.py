@@ -90,6 +90,31 @@ def _opened_since(before: dict[int, str]) -> list[int]:
     return sorted(fd for fd, target in after.items() if before.get(fd) != target)
 
 
+def js_agents() -> list[int]:
+    """After the raw path's check, as ``python_links``: the JS engine's snapshot from the
+    module cache (never built here) and linked as ``hugind run`` links a .js agent; the
+    descriptors that keeps open. Any failure leaves it to the runs."""
+    from hugind.sandbox import engine
+
+    try:
+        before = _open_fds()
+    except OSError:
+        return []
+    engine.hold_ticker = True
+    try:
+        from hugind.sandbox import ahead, js_engine
+
+        config = engine.EngineConfig()
+        module = js_engine.cached_engine_module(config)
+        if module is not None:
+            ahead.link(engine.get_engine(config), module, inherit_stdin=True, channel=False)
+    except Exception:
+        pass
+    finally:
+        engine.hold_ticker = False
+    return _opened_since(before)
+
+
 def python_links() -> list[int]:
     """After ``python_agents`` and the raw path's check (child.check_raw_path), which decides
     how host functions are defined: what a process's first ``.py`` run builds per engine

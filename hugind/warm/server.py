@@ -302,9 +302,10 @@ def main(key: str) -> None:
         return
     _import_run_stack()
     child.check_raw_path()
-    from hugind.warm.preload import python_links, threads
+    from hugind.warm.preload import js_agents, python_links, threads
 
     child.keep_open(python_links())
+    child.keep_open(js_agents())
 
     if threads() > 1:  # a thread left by what was loaded: forking is unsafe, runs go cold
         return

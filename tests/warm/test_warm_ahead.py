@@ -116,3 +116,39 @@ def test_linking_ahead_fills_what_a_run_asks_for(server_state):
     linked = instance._linked_for(made, True, False, True)
     assert module in linked.pres and module in instance._initial_memory and module in raw_export._tables
     assert instance._initial_memory_bytes(module) == 3 * 65536
+
+
+JS_PROBE = """
+import json, os, sys
+from hugind.warm import preload
+from hugind.sandbox import engine, instance, js_engine
+fds = preload.js_agents()
+module = js_engine._modules.get((js_engine.engine_path(), engine.EngineConfig(), True))
+made = engine._engines.get(engine.EngineConfig())
+linked = made is not None and module in instance._linked_for(made, True, False, False).pres
+print(json.dumps({"fds": [os.readlink(f"/proc/self/fd/{fd}") for fd in fds], "threads": preload.threads(),
+                  "loaded": module is not None, "linked": linked}))
+"""
+
+
+def _js_probe(**env: str) -> dict:
+    full = {**os.environ, "PYTHONPATH": str(REPO), **env}
+    out = subprocess.run([sys.executable, "-c", JS_PROBE], capture_output=True, text=True, env=full, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout)
+
+
+def test_the_js_engine_is_loaded_and_linked_ahead_from_the_cache():
+    from hugind.paths import cache_root
+    from hugind.sandbox import js_engine
+
+    js_engine.engine_module(engine.EngineConfig())  # its snapshot is in the cache from here on
+    got = _js_probe()
+    assert (got["threads"], got["loaded"], got["linked"]) == (1, True, True), got
+    assert len(got["fds"]) == 1 and got["fds"][0].startswith(str(cache_root() / "modules")), got
+
+
+def test_the_js_snapshot_is_never_made_ahead(tmp_path):
+    got = _js_probe(HUGIND_CACHE_DIR=str(tmp_path / "cache"))
+    assert got == {"fds": [], "threads": 1, "loaded": False, "linked": False}
+    assert not [p for p in tmp_path.rglob("*.cwasm")]
