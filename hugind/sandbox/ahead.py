@@ -8,7 +8,7 @@ host-call channel (hostcall_fd.py), the memory the module starts with. None
 of it holds anything of a run: each is a function of the engine, the module
 and hugind's own code. The warm server (hugind/warm/preload.py) builds them
 before it forks, so its children find them as a second run in one process
-does (~6 ms of a trivial Python run's child otherwise).
+does (~8 ms of a trivial Python run's child otherwise, measured).
 
 They are keyed as they are in a single process: by the engine and module
 objects. A changed interpreter or guest library is a new snapshot key, so a

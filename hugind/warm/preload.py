@@ -20,6 +20,12 @@ starts the ticker with its first run. wasmtime keeps the cache file of a
 deserialized module open and maps the run's memory image from it, so the server
 passes that descriptor on to its children (``child.keep_open``) rather than have
 them close it with the server's others.
+
+After the raw host-call path's check, the server also builds what a process's
+first ``.py`` or ``.js`` run builds per engine (``python_links``, ``js_agents``;
+sandbox/ahead.py): the snapshot linked as ``hugind run`` links it, its export
+table, the host-call forwarder, and the JS engine's snapshot (from the module
+cache only): ~8 ms of CPU of a trivial ``.py`` run's child, ~7 of a ``.js`` one's.
 """
 
 from __future__ import annotations
