@@ -160,12 +160,15 @@ class Server:
                 wire.send(conn, [b"proof", str(mine).encode()], [answer])
             finally:
                 os.close(answer)
+            # While the client checks the proof and sends its request: the staleness check
+            # is made before any fork all the same, off the run's critical path.
+            stale = self.files.changed()
             fields, fds = wire.receive(conn)
             try:
                 if len(fds) != 5 or len(fields) < 5 or fields[0] != b"run":
                     raise peer.Mismatch("not a run request")
                 peer.verify(mine, fds[0])
-                if self.files.changed():
+                if stale:
                     self.closing = True
                     raise peer.Mismatch("stale: hugind's code changed since this server started")
                 umask = peer.umask_of(client)
