@@ -22,6 +22,8 @@ MODES = ("script", "agentic")
 TOOL_FORMATS = ("text", "native", "auto")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+# What a bare file's name may not keep in its agent's name (compiled at import, not per run).
+_NAME_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 KNOWN_KEYS = {
     "name",
@@ -257,7 +259,7 @@ def load_agent(target: Path) -> Agent:
 
         if is_artifact(entry):
             return _load_artifact(entry)
-    name = re.sub(r"[^A-Za-z0-9_.-]", "-", entry.stem)[:64] or "agent"
+    name = _NAME_UNSAFE.sub("-", entry.stem)[:64] or "agent"
     manifest = Manifest(name=name, entry_point=entry.name, source=str(target))
     return Agent(manifest, entry.parent, entry, runtime)
 
@@ -271,6 +273,6 @@ def _load_artifact(path: Path) -> Agent:
         source = f"{path} (embedded agent.yaml)"
         manifest = parse_manifest(load_yaml_file(art.manifest_text, source), source)
     else:
-        manifest = Manifest(name=re.sub(r"[^A-Za-z0-9_.-]", "-", path.stem)[:64] or "agent", entry_point=art.entry)
+        manifest = Manifest(name=_NAME_UNSAFE.sub("-", path.stem)[:64] or "agent", entry_point=art.entry)
     root = path.parent
     return Agent(manifest, root, root / art.entry, "js", {"artifact": art})

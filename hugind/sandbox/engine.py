@@ -95,6 +95,12 @@ def get_engine(config: EngineConfig = EngineConfig()) -> wasmtime.Engine:
         return engine
 
 
+def config_of(engine: wasmtime.Engine) -> EngineConfig | None:
+    """The configuration ``get_engine`` made ``engine`` for; None for an engine it did not make."""
+    with _engines_lock:
+        return next((config for config, made in _engines.items() if made is engine), None)
+
+
 def _tick_forever() -> None:
     event = threading.Event()
     while not event.wait(TICK_SECONDS):

@@ -20,9 +20,9 @@ fd means nothing to WASI, so no guest use of that fd is lost.
 Forwarding the other fds: wasmtime's WASI reads the caller's ``memory``
 export, and a call from Python has no caller instance. The forwarder is a
 tiny module that *imports the guest's memory* and re-exports it, with
-one-line wasm functions calling the real ``fd_write``/``fd_read``: made once
-per store, on first use, it passes the guest's own pointers through without
-a copy.
+one-line wasm functions calling the real ``fd_write``/``fd_read``: compiled
+once per engine (through the module cache), instantiated once per store on
+first use, it passes the guest's own pointers through without a copy.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ import wasmtime
 
 from hugind.errors import EngineError, LimitExceeded, RunCancelled
 from hugind.sandbox import raw_import
+from hugind.sandbox.engine import config_of, load_derived
 from hugind.sandbox.wasi_relay import EFAULT, EINVAL, ESUCCESS, WASI, guest_memory
+from hugind.sha256 import sha256
 
 if TYPE_CHECKING:
     from hugind.host.dispatch import Dispatcher
@@ -80,20 +82,44 @@ _FORWARDER_WAT = f"""(module
     (call $read (local.get 0) (local.get 1) (local.get 2) (local.get 3))))
 """
 
+# The compiled forwarder goes through the module cache (engine.py) under its text's hash:
+# compiling it cost every process's first Python run ~4 ms, deserializing it well under 1.
+FORWARDER_KEY = f"wasi-forwarder:{sha256(_FORWARDER_WAT.encode()).hexdigest()}"
+
 _built: weakref.WeakKeyDictionary[wasmtime.Engine, tuple[wasmtime.Linker, wasmtime.Module]] = (
     weakref.WeakKeyDictionary()
 )
 _built_lock = threading.Lock()
 
 
-def _forwarder_parts(engine: wasmtime.Engine) -> tuple[wasmtime.Linker, wasmtime.Module]:
+class NotCached(Exception):
+    """The forwarder is not in the module cache, and the caller asked not to compile it."""
+
+
+def _forwarder_parts(engine: wasmtime.Engine, *, make: bool = True) -> tuple[wasmtime.Linker, wasmtime.Module]:
+    """The forwarder's linker and module for ``engine``, once per engine. ``make=False``
+    (the warm server, which must not compile: that starts threads) raises NotCached
+    rather than compile it."""
     with _built_lock:
         built = _built.get(engine)
         if built is None:
+            module = _forwarder_module(engine, make)
             linker = wasmtime.Linker(engine)
             linker.define_wasi()
-            built = _built[engine] = (linker, wasmtime.Module(engine, _FORWARDER_WAT))
+            built = _built[engine] = (linker, module)
         return built
+
+
+def _forwarder_module(engine: wasmtime.Engine, make: bool) -> wasmtime.Module:
+    def produce() -> bytes:
+        if not make:
+            raise NotCached
+        return wasmtime.wat2wasm(_FORWARDER_WAT)
+
+    config = config_of(engine)
+    if config is None:  # an engine of the caller's own, not get_engine's: no cache entry is its
+        return wasmtime.Module(engine, produce())
+    return load_derived(FORWARDER_KEY, produce, config, what="WASI forwarder")
 
 
 def frame(kind: int, tag: int, payload: bytes) -> bytes:

@@ -74,19 +74,47 @@ def engine_module(config: EngineConfig) -> wasmtime.Module:
     return module
 
 
-def _snapshot_module(path: Path, config: EngineConfig) -> wasmtime.Module | None:
+class NotCached(Exception):
+    """The engine's snapshot is not in the module cache, and the caller asked not to make it."""
+
+
+def cached_engine_module(config: EngineConfig) -> wasmtime.Module | None:
+    """What ``engine_module`` gives when that is the engine's snapshot and this process or the
+    module cache holds it; else None, having built and compiled nothing. For the warm
+    server (hugind/warm/preload.py), which must stay single-threaded: its children then
+    find the module in this process's table, as a second run in one process does."""
+    path = engine_path()
+    if not snapshot_enabled():
+        return None
+    key = (path, config, True)
+    with _modules_lock:
+        module = _modules.get(key)
+    if module is None:
+        try:
+            module = _snapshot_module(path, config, make=False)
+        except NotCached:
+            return None
+        if module is None:
+            return None
+        with _modules_lock:
+            module = _modules.setdefault(key, module)
+    return module
+
+
+def _snapshot_module(path: Path, config: EngineConfig, *, make: bool = True) -> wasmtime.Module | None:
     """The snapshot of the engine at ``path``; None if it cannot be snapshotted
-    (the engine then runs as built, and reports its own failure if it is broken)."""
+    (the engine then runs as built, and reports its own failure if it is broken).
+    ``make=False``: NotCached rather than build it."""
     from hugind.sandbox.js_snapshot import FORMAT, build_snapshot
+
+    def produce() -> bytes:
+        if not make:
+            raise NotCached
+        return build_snapshot(_engine_bytes(path))
 
     digest = _sha256_of(path)
     try:
-        module = load_derived(
-            f"js-snapshot-v{FORMAT}|{digest}",
-            lambda: build_snapshot(_engine_bytes(path)),
-            config,
-            what="JS engine snapshot",
-        )
+        module = load_derived(f"js-snapshot-v{FORMAT}|{digest}", produce, config, what="JS engine snapshot")
     except (SnapshotError, WasmFormatError) as exc:
         if path == ENGINE_FILE:
             # The engine hugind ships must snapshot; say so, but keep running.

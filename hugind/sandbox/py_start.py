@@ -88,22 +88,44 @@ def enabled() -> bool:
     return all(os.environ.get(name, "1").strip().lower() not in _OFF for name in names)
 
 
+# Digests of the guest library by the stat of each of its files (as py_interpreter.py
+# remembers the interpreter's check): a process hashes it once while nothing changed.
+# A warm server's children get the server's entry (hugind/warm/preload.py loads the snapshot).
+_library_digests: dict[tuple[Any, ...], str] = {}
+
+
 def library_digest() -> str:
     """The guest library's files, hashed: modules preloaded from them are in the image."""
     from hugind.sandbox.py_interpreter import guest_library
     from hugind.sha256 import sha256
 
     root = guest_library()
-    digest = sha256()
+    paths = []
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
-        for name in sorted(filenames):
-            path = os.path.join(dirpath, name)
-            digest.update(os.path.relpath(path, root).encode() + b"\0")
-            with open(path, "rb") as f:
-                data = f.read()
-            digest.update(len(data).to_bytes(8, "little") + data)
-    return digest.hexdigest()
+        paths += [os.path.join(dirpath, name) for name in sorted(filenames)]
+    stamps = tuple(_stamp(os.stat(path)) for path in paths)
+    key = (str(root), tuple(paths), stamps)
+    known = _library_digests.get(key)
+    if known is not None:
+        return known
+    digest = sha256()
+    read = []
+    for path in paths:
+        digest.update(os.path.relpath(path, root).encode() + b"\0")
+        with open(path, "rb") as f:
+            read.append(_stamp(os.fstat(f.fileno())))
+            data = f.read()
+        digest.update(len(data).to_bytes(8, "little") + data)
+    value = digest.hexdigest()
+    if tuple(read) == stamps:  # nothing changed while it was read: the stamps stand for these bytes
+        _library_digests[key] = value
+    return value
+
+
+def _stamp(st: os.stat_result) -> tuple[int, ...]:
+    # The change time too: a write can keep size and modification time, never the ctime.
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def snapshot_for(engine_config: EngineConfig) -> py_snapshot.PySnapshot | None:
@@ -149,6 +171,12 @@ def _load(engine_config: EngineConfig) -> py_snapshot.PySnapshot | None:
     from hugind.sandbox.py_interpreter import verified_runtime
 
     runtime = verified_runtime()
+    options = _options()
+    if enabled():
+        try:  # in the cache, as for nearly every run: no notice timer, no lock
+            return py_snapshot.load(runtime, engine_config, make=False, **options)
+        except SnapshotError:
+            pass  # to be made (or a process making it to be waited for): below
     started = time.monotonic()
     noticed = threading.Event()
 
@@ -165,7 +193,7 @@ def _load(engine_config: EngineConfig) -> py_snapshot.PySnapshot | None:
     timer.start()
     try:
         with _build_lock():
-            snap = py_snapshot.load_or_none(runtime, engine_config, **_options())
+            snap = py_snapshot.load_or_none(runtime, engine_config, **options)
     finally:
         timer.cancel()
     if noticed.is_set():

@@ -153,6 +153,9 @@ def _raw_path_verdict() -> None:
     if raw_ffi.reason is not None or os.environ.get(raw_ffi.ENV) != _RAW_CHOICE:
         raw_ffi._raw = None  # type: ignore[attr-defined]  # raw_ffi.enabled() decides anew
         raw_ffi.reason = None
+        from hugind.sandbox import ahead
+
+        ahead.forget_links()  # the server's linkers define host functions by its verdict
 
 
 def _standard_streams() -> None:

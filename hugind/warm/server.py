@@ -160,12 +160,15 @@ class Server:
                 wire.send(conn, [b"proof", str(mine).encode()], [answer])
             finally:
                 os.close(answer)
+            # While the client checks the proof and sends its request: the staleness check
+            # is made before any fork all the same, off the run's critical path.
+            stale = self.files.changed()
             fields, fds = wire.receive(conn)
             try:
                 if len(fds) != 5 or len(fields) < 5 or fields[0] != b"run":
                     raise peer.Mismatch("not a run request")
                 peer.verify(mine, fds[0])
-                if self.files.changed():
+                if stale:
                     self.closing = True
                     raise peer.Mismatch("stale: hugind's code changed since this server started")
                 umask = peer.umask_of(client)
@@ -273,7 +276,9 @@ def _import_run_stack() -> None:
     import importlib
 
     # The executable's entry and what it imports on a quick run, then the run's own stack.
-    for name in ("hugind.entry", "hugind.cli_quick", "hugind.process_end", "hugind.std_streams"):
+    # (ctrl_c and denial_hints: what main_here and run_command import on every run.)
+    quick = ("hugind.entry", "hugind.cli_quick", "hugind.process_end", "hugind.std_streams")
+    for name in (*quick, "hugind.ctrl_c", "hugind.denial_hints"):
         importlib.import_module(name)
     from hugind.run_command import import_run_stack
 
@@ -300,7 +305,10 @@ def main(key: str) -> None:
         return
     _import_run_stack()
     child.check_raw_path()
-    from hugind.warm.preload import threads
+    from hugind.warm.preload import js_agents, python_links, threads
+
+    child.keep_open(python_links())
+    child.keep_open(js_agents())
 
     if threads() > 1:  # a thread left by what was loaded: forking is unsafe, runs go cold
         return

@@ -84,6 +84,8 @@ def py_cases(tmp_path_factory: pytest.TempPathFactory) -> list[dict]:
         {"name": "spins", "agent": str(spins)},
         # the plain path (_start), chosen by the client's environment in a served run too
         {"name": "plain", "agent": str(folder), "args": ["z"], "env": {"HUGIND_PY_SNAPSHOT": "0"}},
+        # host functions on the public path: the child drops the server's linkers (sandbox/ahead.py)
+        {"name": "public-ffi", "agent": str(folder), "args": ["w"], "env": {"HUGIND_RAW_FFI": "0"}},
     ]
 
 
@@ -131,7 +133,7 @@ def test_a_warm_python_run_gives_what_a_cold_one_gives(warm_env, py_cases, tmp_p
     # runs that did what their agents do, not runs that failed alike
     assert served["spins"]["code"] == 4 and "spinning" in served["spins"]["stdout"], served["spins"]
     assert (served["trivial"]["code"], served["trivial"]["stdout"]) == (0, "hi\n")
-    for name in ("folder", "plain"):
+    for name in ("folder", "plain", "public-ffi"):
         assert served[name]["code"] == 0, served[name]
         assert '"ALPHA\\n"' in served[name]["stdout"], served[name]["stdout"]
         assert '"decision": "deny"' in served[name]["audit"], served[name]["audit"]
