@@ -208,18 +208,14 @@ def run_agent(agent: Agent, options: RunOptions | None = None) -> RunResult:
         err.denials = engine.denials  # type: ignore[attr-defined]  # --strict: errors.strict_failure
         raise
     finally:
-        # The audit log is closed by now: its last flush is counted too.
-        _warn_audit_lost(engine.audit, options)
-    lost = getattr(engine.audit, "write_errors", 0)
+        # The log is closed by now, its last flush counted. A log that lost lines is no record
+        # of the run: never let that pass in silence (an observer's audit may keep no file).
+        lost = getattr(engine.audit, "write_errors", 0)
+        if lost:
+            plural = "s" if lost > 1 else ""
+            path = getattr(engine.audit, "path", "")
+            _warner(options)(f"the audit log {path} is incomplete: {lost} write{plural} failed")
     return RunResult(has_result, value, engine.denials, time.monotonic() - started, loop, lost)
-
-
-def _warn_audit_lost(audit: AuditLog, options: RunOptions) -> None:
-    """A log that lost lines is not a record of the run: never let that pass in silence."""
-    lost = getattr(audit, "write_errors", 0)  # an observer's audit (wrap_audit) may keep no file
-    if lost:
-        plural = "s" if lost > 1 else ""
-        _warner(options)(f"the audit log {getattr(audit, 'path', '')} is incomplete: {lost} write{plural} failed")
 
 
 @dataclass

@@ -27,6 +27,7 @@ from __future__ import annotations
 import wasmtime
 
 from hugind.sandbox import hostcall_fd, instance, raw_export
+from hugind.sandbox.engine import NotCached
 
 
 def link(engine: wasmtime.Engine, module: wasmtime.Module, *, inherit_stdin: bool, channel: bool) -> None:
@@ -41,7 +42,7 @@ def forwarder(engine: wasmtime.Engine) -> bool:
     """Load the host-call channel's forwarder from the module cache; False if it is not there."""
     try:
         hostcall_fd._forwarder_parts(engine, make=False)
-    except hostcall_fd.NotCached:
+    except NotCached:
         return False
     return True
 

@@ -204,6 +204,11 @@ def load_module(wasm: bytes, config: EngineConfig = EngineConfig(), *, disk_cach
     return load_derived(digest, lambda: wasm, config, disk_cache=disk_cache)
 
 
+class NotCached(Exception):
+    """Raised by a ``produce`` that may not build: the module is to come from the cache only
+    (the warm server, which must not compile: compiling starts wasmtime's threads)."""
+
+
 def load_derived(
     key: str,
     produce: Callable[[], bytes],

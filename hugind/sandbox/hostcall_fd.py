@@ -41,7 +41,7 @@ import wasmtime
 
 from hugind.errors import EngineError, LimitExceeded, RunCancelled
 from hugind.sandbox import raw_import
-from hugind.sandbox.engine import config_of, load_derived
+from hugind.sandbox.engine import NotCached, config_of, load_derived
 from hugind.sandbox.wasi_relay import EFAULT, EINVAL, ESUCCESS, WASI, guest_memory
 from hugind.sha256 import sha256
 
@@ -90,10 +90,6 @@ _built: weakref.WeakKeyDictionary[wasmtime.Engine, tuple[wasmtime.Linker, wasmti
     weakref.WeakKeyDictionary()
 )
 _built_lock = threading.Lock()
-
-
-class NotCached(Exception):
-    """The forwarder is not in the module cache, and the caller asked not to compile it."""
 
 
 def _forwarder_parts(engine: wasmtime.Engine, *, make: bool = True) -> tuple[wasmtime.Linker, wasmtime.Module]:

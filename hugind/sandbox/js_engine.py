@@ -20,7 +20,7 @@ import wasmtime
 
 from hugind.errors import EngineError, InvalidModule
 from hugind.sandbox import recycle
-from hugind.sandbox.engine import EngineConfig, load_derived, load_module
+from hugind.sandbox.engine import EngineConfig, NotCached, load_derived, load_module
 from hugind.sha256 import sha256
 from hugind.wasm.leb128 import WasmFormatError
 from hugind.wasm.snapshot import SnapshotError
@@ -72,10 +72,6 @@ def engine_module(config: EngineConfig) -> wasmtime.Module:
         with _modules_lock:
             _modules[key] = module
     return module
-
-
-class NotCached(Exception):
-    """The engine's snapshot is not in the module cache, and the caller asked not to make it."""
 
 
 def cached_engine_module(config: EngineConfig) -> wasmtime.Module | None:

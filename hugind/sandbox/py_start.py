@@ -96,7 +96,7 @@ _library_digests: dict[tuple[Any, ...], str] = {}
 
 def library_digest() -> str:
     """The guest library's files, hashed: modules preloaded from them are in the image."""
-    from hugind.sandbox.py_interpreter import guest_library
+    from hugind.sandbox.py_interpreter import guest_library, stat_stamp
     from hugind.sha256 import sha256
 
     root = guest_library()
@@ -104,7 +104,7 @@ def library_digest() -> str:
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
         paths += [os.path.join(dirpath, name) for name in sorted(filenames)]
-    stamps = tuple(_stamp(os.stat(path)) for path in paths)
+    stamps = tuple(stat_stamp(os.stat(path)) for path in paths)
     key = (str(root), tuple(paths), stamps)
     known = _library_digests.get(key)
     if known is not None:
@@ -114,18 +114,13 @@ def library_digest() -> str:
     for path in paths:
         digest.update(os.path.relpath(path, root).encode() + b"\0")
         with open(path, "rb") as f:
-            read.append(_stamp(os.fstat(f.fileno())))
+            read.append(stat_stamp(os.fstat(f.fileno())))
             data = f.read()
         digest.update(len(data).to_bytes(8, "little") + data)
     value = digest.hexdigest()
     if tuple(read) == stamps:  # nothing changed while it was read: the stamps stand for these bytes
         _library_digests[key] = value
     return value
-
-
-def _stamp(st: os.stat_result) -> tuple[int, ...]:
-    # The change time too: a write can keep size and modification time, never the ctime.
-    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def snapshot_for(engine_config: EngineConfig) -> py_snapshot.PySnapshot | None:
