@@ -224,6 +224,7 @@ def launcher_argv(
         "parent": os.getpid(),
         "cgroup_procs": cgroup.procs if cgroup is not None else None,
         "namespaces": caps.namespaces and "namespaces" in on,
+        "nobody": caps.root and caps.nobody and caps.namespaces and "namespaces" in on,
         "loopback": proxy is not None,
         "landlock": caps.landlock_abi if "landlock" in on else 0,
         "read": read,

@@ -9,7 +9,9 @@ value its own argument, so any path passes as is, and no JSON parser to import
 1. join the child's pids cgroup; die with hugind (``PR_SET_PDEATHSIG``),
    checked against a race;
 2. new user, mount, PID, network, IPC and UTS namespaces (``unshare``),
-   mapping only the caller's own uid/gid; then a new root holding only the
+   mapping only the caller's own uid/gid (as root, with ``nobody 1``: a
+   user namespace whose root is the host's nobody, the granted paths
+   idmapped to it, see ``nobody.py``); then a new root holding only the
    plan's paths (``mounts.py``: read roots read-only, writable roots
    writable, all nosuid and nodev, a private /tmp and /var/tmp, a minimal
    /dev, hidden paths covered), as bubblewrap builds it: what Landlock does
@@ -30,7 +32,8 @@ value its own argument, so any path passes as is, and no JSON parser to import
 
 Any failure is one line on stderr starting with ``hugind-confine:`` and
 exit status 126, before the program runs. ``--probe`` does steps 1-3 with
-``true`` to tell whether this machine allows them.
+``true`` to tell whether this machine allows them; ``--probe DIR`` does them
+as nobody, with ``DIR`` writable.
 """
 
 from __future__ import annotations
@@ -91,12 +94,16 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
-def _unshare() -> None:
+def _unshare(user: bool = True) -> None:
+    """``user``: a new user namespace mapping the caller's own ids (False: the caller has
+    joined one already, see nobody.py)."""
     uid, gid = os.geteuid(), os.getegid()
-    flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
-    if _libc().unshare(flags) != 0:
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS
+    if _libc().unshare(flags | (CLONE_NEWUSER if user else 0)) != 0:
         err = ctypes.get_errno()
         raise LaunchError(f"unshare(user, mount, pid, net, ipc, uts) failed: {os.strerror(err)}")
+    if not user:
+        return
     try:
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
@@ -226,6 +233,20 @@ def _landlock(spec: dict, landlock: ModuleType) -> None:
     ruleset.restrict_self()
 
 
+def _become_nobody(spec: dict) -> dict[str, int]:
+    """As root: the granted paths opened (idmapped), then this process joins a user
+    namespace whose root is the host's nobody (see nobody.py)."""
+    nobody = _sibling("nobody")
+    try:
+        userns = nobody.make_userns()
+        opened = nobody.open_grants(spec.get("read", []), spec.get("write", []), userns)
+        nobody.enter(userns)
+    except OSError as exc:
+        raise LaunchError(f"cannot run the child as nobody: {exc.strerror or exc}") from None
+    os.close(userns)
+    return opened
+
+
 def launch(spec: dict, argv: list[str]) -> None:
     if spec.get("cgroup_procs"):  # first: everything this process starts is counted
         _write(spec["cgroup_procs"], str(os.getpid()))
@@ -235,10 +256,15 @@ def launch(spec: dict, argv: list[str]) -> None:
     landlock = _sibling("landlock") if spec.get("landlock") else None
     if spec.get("namespaces"):
         mounts = _sibling("mounts")
-        _unshare()
+        opened = _become_nobody(spec) if spec.get("nobody") else None
+        _unshare(user=opened is None)
         try:
             tmp = mounts.make_root(
-                spec.get("read", []), spec.get("write", []), spec.get("hide", []), spec.get("tmp_size", TMP_SIZE)
+                spec.get("read", []),
+                spec.get("write", []),
+                spec.get("hide", []),
+                spec.get("tmp_size", TMP_SIZE),
+                opened,
             )
         except OSError as exc:
             raise LaunchError(f"cannot build the sandbox's view: {exc.strerror or exc}") from None
@@ -263,7 +289,7 @@ def launch(spec: dict, argv: list[str]) -> None:
 
 LIST_KEYS = frozenset({"read", "write", "hide", "env_drop"})
 INT_KEYS = frozenset(
-    {"parent", "namespaces", "loopback", "landlock", "restrict_tcp", "tcp_port", "drop_caps", "tmp_size"}
+    {"parent", "namespaces", "nobody", "loopback", "landlock", "restrict_tcp", "tcp_port", "drop_caps", "tmp_size"}
 )
 
 
@@ -295,8 +321,9 @@ def parse_spec(args: list[str]) -> tuple[dict, list[str]]:
 
 def main(args: list[str]) -> None:
     try:
-        if args[:1] == ["--probe"]:
-            launch({"parent": os.getppid(), "namespaces": True, "read": ["/"], "write": [], "hide": []}, ["/bin/true"])
+        if args[:1] == ["--probe"]:  # --probe DIR: also as nobody (see nobody.py), DIR writable
+            spec = {"parent": os.getppid(), "namespaces": True, "read": ["/"], "write": args[1:2], "hide": []}
+            launch({**spec, "nobody": len(args) > 1}, ["/bin/true"])
         launch(*parse_spec(args))
     except Exception as exc:  # one line, never a traceback, and the program never runs
         os.write(2, f"hugind-confine: {exc}\n".encode(errors="replace"))

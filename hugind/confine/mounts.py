@@ -21,6 +21,8 @@ import os
 
 SYS_MOUNT_SETATTR = 442
 SYS_PIVOT_ROOT = 155
+SYS_MOVE_MOUNT = 429
+MOVE_MOUNT_F_EMPTY_PATH = 0x4
 AT_FDCWD = -100
 AT_RECURSIVE = 0x8000
 MOUNT_ATTR_RDONLY = 0x1
@@ -87,9 +89,18 @@ def _mountpoint(target: str, directory: bool) -> None:
         os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
 
 
-def _bind(fd: int, target: str, writable: bool) -> None:
+def move_mount(fd: int, target: str) -> None:
+    """Attach the detached mount tree ``fd`` (``open_tree(OPEN_TREE_CLONE)``) at ``target``."""
+    if _libc().syscall(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, target.encode(), MOVE_MOUNT_F_EMPTY_PATH):
+        raise _fail(f"move_mount to {target}")
+
+
+def _bind(fd: int, target: str, writable: bool, detached: bool = False) -> None:
     _mountpoint(target, os.path.isdir(f"/proc/self/fd/{fd}"))
-    mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
+    if detached:
+        move_mount(fd, target)
+    else:
+        mount(f"/proc/self/fd/{fd}", target, None, MS_BIND | MS_REC)
     flags = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV
     if writable:
         mount_setattr(target, AT_RECURSIVE, flags, MOUNT_ATTR_RDONLY)
@@ -127,16 +138,24 @@ def _open(path: str) -> int | None:
         return None  # vanished or unreachable: nothing to grant
 
 
-def make_root(read: list[str], write: list[str], hide: list[str], tmp_size: int) -> list[str]:
+def make_root(
+    read: list[str],
+    write: list[str],
+    hide: list[str],
+    tmp_size: int,
+    opened: dict[str, int] | None = None,
+) -> list[str]:
     """Build the view and enter it (this process's mount namespace: its children's too).
-    Returns the private tmp dirs (writable: Landlock grants them too)."""
+    ``opened``: the granted paths as detached mount trees made before this namespace (see
+    nobody.open_grants); a path not in it is not granted. Without it each path is opened
+    here. Returns the private tmp dirs (writable: Landlock grants them too)."""
     cwd = os.getcwd()
     mount(None, "/", None, MS_REC | MS_PRIVATE)
     binds = [(p, False) for p in read] + [(p, True) for p in write]
     # (depth, order): parents first; the special mounts first among depth 1.
     steps: list[tuple[tuple[int, int], str, int | None, bool]] = []
     for path, writable in binds:
-        fd = _open(path)
+        fd = _open(path) if opened is None else opened.pop(path, None)
         if fd is not None:
             steps.append(((_depth(path), 1), path, fd, writable))
     steps += [((1, 0), where, None, False) for where in SPECIAL]
@@ -150,10 +169,8 @@ def make_root(read: list[str], write: list[str], hide: list[str], tmp_size: int)
             _special(root, path, tmp_size, devices)
             if path in TMP_DIRS:
                 tmp_dirs.append(path)
-        elif path == "/":
-            _bind(fd, root, writable)
         else:
-            _bind(fd, root + path, writable)
+            _bind(fd, root + path if path != "/" else root, writable, detached=opened is not None)
     if any(p == "/" for p, _ in binds):
         for path in HIDDEN_WITH_ROOT:
             if os.path.isdir(root + path):

@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,7 @@ from hugind.confine.cgroup import pids_parent
 # Tests (and people diagnosing a machine) point this at another bwrap, or at
 # "none" to take the path a machine without bubblewrap takes.
 BWRAP_ENV = "HUGIND_BWRAP"
-# Comma list of layers to treat as unavailable (bwrap, namespaces, landlock, cgroup, seccomp):
+# Comma list of layers to treat as unavailable (bwrap, namespaces, landlock, cgroup, seccomp, nobody):
 # shows what a poorer machine does. It can only take layers away, and a run
 # that requires confinement then refuses children instead of running them bare.
 DISABLE_ENV = "HUGIND_CONFINE_DISABLE"
@@ -43,6 +44,17 @@ class Capabilities:
     root: bool = False  # hugind runs as uid 0: RLIMIT_NPROC does not bind it
     seccomp: bool = False  # hugind can build its syscall filter (libseccomp + pyseccomp)
     seccomp_problem: str = "not probed"
+    nobody: bool = False  # as root, the launcher can run children as the host's nobody
+    nobody_problem: str = "not probed"
+
+    @property
+    def child_user(self) -> str | None:
+        """Who a child is on the host. None: root (hugind runs as root and cannot map it)."""
+        if not self.root:
+            return "hugind's own uid, no capabilities"
+        if self.nobody and not self.bwrap:
+            return "nobody (65534): user namespace + idmapped roots"
+        return None
 
     @property
     def process_cap(self) -> str | None:
@@ -153,6 +165,7 @@ def _probe(bwrap_choice: str | None, disabled: frozenset[str]) -> Capabilities:
         problem = _run_probe([sys.executable, "-I", "-S", str(LAUNCHER), "--probe"])
     cgroup = None if "cgroup" in disabled else pids_parent()
     filter_problem = f"disabled by {DISABLE_ENV}" if "seccomp" in disabled else seccomp.available()
+    nobody_problem = _probe_nobody(disabled) if not problem else "needs user namespaces"
     return Capabilities(
         bwrap,
         bwrap_problem,
@@ -163,7 +176,19 @@ def _probe(bwrap_choice: str | None, disabled: frozenset[str]) -> Capabilities:
         os.geteuid() == 0,
         not filter_problem,
         filter_problem,
+        not nobody_problem,
+        nobody_problem,
     )
+
+
+def _probe_nobody(disabled: frozenset[str]) -> str:
+    """'' when the launcher can run a child as nobody with a directory writable (root only)."""
+    if os.geteuid() != 0:
+        return "hugind does not run as root"
+    if "nobody" in disabled:
+        return f"disabled by {DISABLE_ENV}"
+    with tempfile.TemporaryDirectory(prefix="hugind-probe-") as writable:
+        return _run_probe([sys.executable, "-I", "-S", str(LAUNCHER), "--probe", writable])
 
 
 def capabilities() -> Capabilities:

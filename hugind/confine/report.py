@@ -30,6 +30,8 @@ def confinement_json(policy: Any, caps: Capabilities | None = None) -> dict[str,
             "process count": caps.process_cap,
             "syscall filter": "seccomp, compiled by libseccomp" if caps.seccomp else None,
             "capabilities": "none (bubblewrap --cap-drop ALL)" if caps.bwrap else "none (dropped by the launcher)",
+            "user on the host": caps.child_user
+            or "root (no capabilities; nobody needs the launcher: HUGIND_BWRAP=none)",
             "rlimits": "set by hugind before exec",
             "environment": "built from scratch",
         },
