@@ -11,7 +11,10 @@ rlimits are set inside, just before the program, from hugind's one table
 to set them exactly (:mod:`hugind.confine.shell_limits`), else by limits.py. Without bubblewrap, the
 launcher makes the namespaces itself, holds the filesystem with Landlock,
 drops every capability and loads the same filter. Either way the program is
-exactly the one the policy checked, with the environment the policy built.
+exactly the one the policy checked, with the environment the policy built,
+and when hugind runs as root the child is the host's nobody
+(:mod:`hugind.confine.nobody`: the launcher's own step, or the step that
+starts bwrap).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ from hugind.confine.probe import LAUNCHER, Capabilities
 SPECIAL_MOUNTS = (("--proc", "/proc"), ("--dev", "/dev"), ("--tmpfs", "/tmp"), ("--tmpfs", "/var/tmp"))
 FIRST_AT_DEPTH = 0
 LIMITS = Path(__file__).resolve().parent / "limits.py"  # sets rlimits inside bwrap where sh cannot, then execs
+NOBODY = Path(__file__).resolve().parent / "nobody.py"  # starts bwrap as the host's nobody (root only)
+NOBODY_STAGE = "/tmp"  # nobody.STAGE: where it attaches the paths bwrap binds
 # What the launcher can apply (namespaces: user, mount view, PID, network, IPC, UTS).
 LAUNCHER_LAYERS = frozenset({"namespaces", "landlock", "seccomp", "capabilities"})
 
@@ -81,6 +86,9 @@ def missing_layers(caps: Capabilities) -> tuple[str, ...]:
         missing.append(f"syscall filter (needs libseccomp and pyseccomp: {caps.seccomp_problem})")
     if caps.process_cap is None:
         missing.append("process count (hugind runs as root and cannot make a pids cgroup; RLIMIT_NPROC spares root)")
+    if caps.child_user is None:
+        why = caps.nobody_problem or "bubblewrap cannot be started as nobody here"
+        missing.append(f"unprivileged user (hugind runs as root; children as nobody need idmapped mounts: {why})")
     return tuple(missing)
 
 
@@ -95,10 +103,13 @@ def bwrap_argv(
     proxy: ProxyEndpoint | None,
     *,
     seccomp: bool = False,
+    nobody: bool = False,
 ) -> list[str]:
     """``python``: the interpreter that runs limits.py inside to set the plan's rlimits where
     ``/bin/sh`` cannot do it exactly (see shell_limits; None: none set, the zygote's case,
-    whose workers set each command's). ``seccomp``: fd 9 holds the filter (see START_BWRAP)."""
+    whose workers set each command's). ``seccomp``: fd 9 holds the filter (see START_BWRAP).
+    ``nobody`` (hugind runs as root): bwrap is started by nobody.py, which stages every
+    granted path idmapped and makes bwrap, and so the child, the host's nobody."""
     argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-all", "--unshare-user", "--disable-userns"]
     argv += ["--cap-drop", "ALL"]
     if seccomp:
@@ -122,8 +133,16 @@ def bwrap_argv(
     binds = [
         ((1, FIRST_AT_DEPTH), [*(size if flag == "--tmpfs" else []), flag, where]) for flag, where in SPECIAL_MOUNTS
     ]
-    binds += [((_depth(p), 1), ["--ro-bind", p, p]) for p in read]
-    binds += [((_depth(p), 1), ["--bind", p, p]) for p in plan.write]
+    stage: list[str] = []
+    source = {}
+    if nobody:
+        grants = [("write", p) for p in plan.write] + [("read", p) for p in read if p not in plan.write]
+        source = {p: f"{NOBODY_STAGE}/{i}" for i, (_, p) in enumerate(grants)}
+        given = {**plan.env, **(proxy.env if proxy is not None else {})}
+        drop = [] if "LC_CTYPE" in given else ["drop", "LC_CTYPE"]  # PEP 538 adds it to nobody.py's own
+        stage = [_python(), "-I", "-S", str(NOBODY), *(w for g in grants for w in g), *drop, "--"]
+    binds += [((_depth(p), 1), ["--ro-bind", source.get(p, p), p]) for p in read]
+    binds += [((_depth(p), 1), ["--bind", source.get(p, p), p]) for p in plan.write]
     binds += [((1, 1), ["--symlink", target, link]) for link, target in symlinked_system_dirs()]
     for _, words in sorted(binds, key=lambda item: item[0]):
         argv += words
@@ -138,7 +157,7 @@ def bwrap_argv(
     if proxy is not None:
         argv += [_python(), "-I", "-S", proxy.forwarder, "--port", str(proxy.port)]
         argv += ["--unix", proxy.socket_path, "--"]
-    return argv + list(plan.argv)
+    return stage + argv + list(plan.argv)
 
 
 def _python() -> str:
@@ -265,7 +284,9 @@ def confined(plan: ChildPlan, caps: Capabilities, proxy: ProxyEndpoint | None = 
         env.update(proxy.env)
     cgroup = ChildCgroup.take(Path(caps.pids_cgroup), plan.rlimits.processes) if caps.pids_cgroup else None
     if caps.bwrap:
-        argv = bwrap_argv(plan, caps.bwrap, interpreter(plan.read), proxy, seccomp=caps.seccomp)
+        argv = bwrap_argv(
+            plan, caps.bwrap, interpreter(plan.read), proxy, seccomp=caps.seccomp, nobody=caps.bwrap_nobody
+        )
         argv = start_bwrap(argv, caps, cgroup)
     else:
         argv = launcher_argv(plan, caps, proxy, cgroup)

@@ -1,25 +1,27 @@
 """Children as ``nobody`` on the host when hugind runs as root.
 
-Standalone (standard library only), imported by the launcher before it makes
-its namespaces. A child of a root-run hugind would otherwise be uid 0 on the
-host: without capabilities, but a file it leaves, or a process it reaches past
-the sandbox, would belong to root. Here the child's user namespace maps its
-uid 0 to the host's 65534, and every granted root is shown through an
-idmapped mount (``mount_setattr(MOUNT_ATTR_IDMAP)``, Linux 5.12+) with that
-same mapping: files owned by root look owned by the child and what it creates
-is stored as root's, so the user's files keep their owner, while the process
-itself holds nothing of root's on the host.
+Standalone (standard library only). A child of a root-run hugind would
+otherwise be uid 0 on the host: without capabilities, but a file it leaves, or
+a process it reaches past the sandbox, would belong to root. Here the child's
+user namespace maps its uid 0 to the host's 65534, and every granted root is
+shown through an idmapped mount (``mount_setattr(MOUNT_ATTR_IDMAP)``, Linux
+5.12+) with that same map: files owned by root look owned by the child and
+what it creates is stored as root's, so the user's files keep their owner,
+while the process itself holds nothing of root's on the host.
 
-Only root may write such a map or idmap a mount, so both happen here, before
-the launcher joins the namespace (``setns``) and drops root's groups. Paths
-are opened as root too: the child cannot traverse a 0700 parent (``/root``)
-that root could, and the launcher binds from these descriptors.
+Only root may write such a map or idmap a mount, so both happen first, as
+root; the roots are cloned as root too (a 0700 parent such as ``/root`` would
+stop nobody). Then the process joins the namespace (``setns``) and drops
+root's groups. The launcher imports this module and builds its view from the
+clones; before bubblewrap, which can do neither, it runs as a script
+(:func:`main`) that attaches the clones where bubblewrap binds them from.
 """
 
 from __future__ import annotations
 
 import ctypes
 import os
+import sys
 
 NOBODY = 65534
 CLONE_NEWUSER = 0x10000000
@@ -154,3 +156,72 @@ def enter(userns: int) -> None:
     os.setgroups([])
     os.setresgid(0, 0, 0)
     os.setresuid(0, 0, 0)
+
+
+STAGE = "/tmp"  # bubblewrap's own base: covered by its root, yet /oldroot/tmp after pivot_root
+CLONE_NEWNS = 0x00020000
+MS_REC = 0x4000
+MS_PRIVATE = 1 << 18
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+EXIT_LAUNCH_FAILED = 126
+
+
+def stage_and_exec(grants: list[tuple[str, str]], argv: list[str], drop: list[str]) -> None:
+    """Before bubblewrap, as root: each granted path, idmapped, attached at ``STAGE/<i>``
+    (its place in ``grants``) in a mount namespace of this process's own, then this
+    process becomes nobody and executes ``argv`` (bubblewrap, binding ``STAGE/<i>``).
+
+    bubblewrap cannot map its child to another host user itself, nor idmap a mount; it
+    gets both ready-made, and binds what it is handed like any path. ``drop``: variables
+    this interpreter added to its own environment (PEP 538's LC_CTYPE), not passed on."""
+    import mounts  # a sibling (see main); the launcher imports it the same way
+
+    libc = _libc()
+    userns = make_userns()
+    opened = open_grants(
+        [p for kind, p in grants if kind == "read"], [p for kind, p in grants if kind == "write"], userns
+    )
+    program = os.open(argv[0], os.O_RDONLY | os.O_CLOEXEC)  # executable by root, perhaps not by nobody
+    if libc.unshare(CLONE_NEWNS) != 0:
+        raise _error("unshare(mount)")
+    mounts.mount(None, "/", None, MS_REC | MS_PRIVATE)
+    mounts.mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
+    for index, (_, path) in enumerate(grants):
+        fd = opened.pop(path, None)
+        if fd is None:
+            continue  # vanished: bubblewrap reports the missing source as it would
+        target = f"{STAGE}/{index}"
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.mkdir(target)
+        else:
+            os.close(os.open(target, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+        mounts.move_mount(fd, target)
+        os.close(fd)
+    enter(userns)
+    os.close(userns)
+    os.execve(program, argv, {k: v for k, v in os.environ.items() if k not in drop})
+
+
+def main(args: list[str]) -> None:
+    """``nobody.py read|write PATH ... [drop NAME ...] -- PROGRAM ARGS``: see
+    :func:`stage_and_exec`."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in sys.path:
+        sys.path.insert(0, here)
+    try:
+        end = args.index("--") if "--" in args else len(args)
+        words = list(zip(args[:end:2], args[1:end:2], strict=False))
+        if end % 2 or any(kind not in ("read", "write", "drop") for kind, _ in words) or end + 1 >= len(args):
+            raise OSError(0, "usage: nobody.py read|write PATH ... [drop NAME ...] -- PROGRAM [ARGS...]")
+        grants = [(kind, value) for kind, value in words if kind != "drop"]
+        drop = [value for kind, value in words if kind == "drop"]
+        stage_and_exec(grants, args[end + 1 :], drop)
+    except OSError as exc:
+        message = exc.strerror or str(exc)
+        os.write(2, f"hugind-confine: cannot run the child as nobody: {message}\n".encode(errors="replace"))
+        os._exit(EXIT_LAUNCH_FAILED)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

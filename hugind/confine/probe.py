@@ -29,6 +29,7 @@ BWRAP_ENV = "HUGIND_BWRAP"
 # that requires confinement then refuses children instead of running them bare.
 DISABLE_ENV = "HUGIND_CONFINE_DISABLE"
 LAUNCHER = Path(__file__).resolve().parent / "launcher.py"
+NOBODY = Path(__file__).resolve().parent / "nobody.py"
 PROBE_TIMEOUT = 10.0
 PROBE_RETRY_PAUSE = 0.2
 
@@ -46,13 +47,14 @@ class Capabilities:
     seccomp_problem: str = "not probed"
     nobody: bool = False  # as root, the launcher can run children as the host's nobody
     nobody_problem: str = "not probed"
+    bwrap_nobody: bool = False  # as root, bwrap can be started as nobody (nobody.py)
 
     @property
     def child_user(self) -> str | None:
         """Who a child is on the host. None: root (hugind runs as root and cannot map it)."""
         if not self.root:
             return "hugind's own uid, no capabilities"
-        if self.nobody and not self.bwrap:
+        if self.bwrap_nobody if self.bwrap else self.nobody:
             return "nobody (65534): user namespace + idmapped roots"
         return None
 
@@ -61,7 +63,8 @@ class Capabilities:
         """What bounds the number of a child's processes (a fork bomb)."""
         if self.pids_cgroup:
             return "pids cgroup"
-        return None if self.root else "RLIMIT_NPROC"
+        # The kernel never applies RLIMIT_NPROC to root; a child that is nobody it binds.
+        return "RLIMIT_NPROC" if self.child_user is not None else None
 
     @property
     def filesystem(self) -> str | None:
@@ -178,7 +181,17 @@ def _probe(bwrap_choice: str | None, disabled: frozenset[str]) -> Capabilities:
         filter_problem,
         not nobody_problem,
         nobody_problem,
+        bool(bwrap) and not nobody_problem and not _probe_bwrap_nobody(bwrap),
     )
+
+
+def _probe_bwrap_nobody(bwrap: str) -> str:
+    """'' when nobody.py can start ``bwrap`` as nobody with a staged writable root."""
+    with tempfile.TemporaryDirectory(prefix="hugind-probe-") as writable:
+        stage = [sys.executable, "-I", "-S", str(NOBODY), "write", writable, "read", "/", "--"]
+        sandbox = [bwrap, "--ro-bind", "/tmp/1", "/", "--bind", "/tmp/0", writable, "--unshare-all"]
+        sandbox += ["--unshare-user", "--disable-userns", "--die-with-parent", "--chdir", writable]
+        return _run_probe([*stage, *sandbox, "/bin/sh", "-c", "echo > probe"])
 
 
 def _probe_nobody(disabled: frozenset[str]) -> str:

@@ -120,7 +120,8 @@ def zygote_launch(view: View, caps: Capabilities, fd: int) -> Launch:
     plan = ChildPlan(argv, "/", {}, tuple(read), view.write, view.hide, "none", Rlimits())
     cgroup = ChildCgroup.take(Path(caps.pids_cgroup), MAX_PROCESSES) if caps.pids_cgroup else None
     if caps.bwrap:
-        words = start_bwrap(bwrap_argv(plan, caps.bwrap, None, None, seccomp=caps.seccomp), caps, cgroup)
+        argv = bwrap_argv(plan, caps.bwrap, None, None, seccomp=caps.seccomp, nobody=caps.bwrap_nobody)
+        words = start_bwrap(argv, caps, cgroup)
     else:
         words = launcher_argv(plan, caps, None, cgroup, rlimits=False)
     return Launch(words, {}, cgroup)

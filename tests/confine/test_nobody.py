@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from hugind.confine.command import confined
-from hugind.confine.plan import ChildPlan
+from hugind.confine.plan import ChildPlan, Rlimits
 from hugind.confine.probe import Capabilities, capabilities
 from hugind.confine.report import confinement_lines
 from hugind.policy.model import Policy
@@ -26,25 +26,39 @@ from tests.redteam.helpers import js, run_attack
 NOBODY = 65534
 
 
-def _launcher_caps(monkeypatch: pytest.MonkeyPatch) -> Capabilities:
-    monkeypatch.setenv("HUGIND_BWRAP", "none")
+def _caps(monkeypatch: pytest.MonkeyPatch, mode: str) -> Capabilities:
+    if mode == "launcher":
+        monkeypatch.setenv("HUGIND_BWRAP", "none")
+    else:
+        monkeypatch.delenv("HUGIND_BWRAP", raising=False)
     caps = capabilities()
     if not caps.root:
         pytest.skip("hugind does not run as root: its children are its own uid already")
-    if not caps.nobody:
+    if mode == "bwrap" and caps.bwrap is None:
+        pytest.skip(f"bubblewrap unavailable: {caps.bwrap_problem}")
+    if caps.child_user is None:
         pytest.skip(f"this machine cannot run children as nobody: {caps.nobody_problem}")
     return caps
 
 
-@pytest.fixture
-def caps(monkeypatch: pytest.MonkeyPatch) -> Capabilities:
-    return _launcher_caps(monkeypatch)
+@pytest.fixture(params=["bwrap", "launcher"])
+def caps(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Capabilities:
+    """Each test in bubblewrap (started by nobody.py) and in hugind's own launcher."""
+    return _caps(monkeypatch, request.param)
 
 
-def _plan(argv: list[str], write: list[str], cwd: str, read: tuple[str, ...] = ()) -> ChildPlan:
+def _plan(
+    argv: list[str], write: list[str], cwd: str, read: tuple[str, ...] = (), rlimits: Rlimits = Rlimits()
+) -> ChildPlan:
     system = ("/usr", "/etc", *(d for d in ("/bin", "/lib", "/lib64", "/sbin") if not os.path.islink(d)))
     return ChildPlan(
-        argv=tuple(argv), cwd=cwd, env={"PATH": "/usr/bin:/bin"}, read=(*system, *read), write=tuple(write), hide=()
+        argv=tuple(argv),
+        cwd=cwd,
+        env={"PATH": "/usr/bin:/bin"},
+        read=(*system, *read),
+        write=tuple(write),
+        hide=(),
+        rlimits=rlimits,
     )
 
 
@@ -144,13 +158,29 @@ def test_a_root_it_cannot_map_refuses_the_child(caps: Capabilities, tmp_path: Pa
     assert "writable root /dev/pts" in message
 
 
-def test_disabling_the_layer_keeps_the_child_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("HUGIND_CONFINE_DISABLE", "nobody")
-    monkeypatch.setenv("HUGIND_BWRAP", "none")
+@pytest.mark.parametrize("mode", ["bwrap", "launcher"])
+def test_without_a_cgroup_the_process_limit_binds_a_root_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: str
+) -> None:
+    """RLIMIT_NPROC spares root, not nobody: without a pids cgroup a root-run hugind's
+    children still cannot fork past the plan's count."""
+    _caps(monkeypatch, mode)
+    monkeypatch.setenv("HUGIND_CONFINE_DISABLE", "cgroup")
     caps = capabilities()
-    if not caps.root or not caps.namespaces:
-        pytest.skip("needs root and user namespaces")
-    assert not caps.nobody and caps.child_user is None
+    assert caps.pids_cgroup is None and caps.process_cap == "RLIMIT_NPROC"
+    # Builtins only: each line is a sleep started; the shell stops at the fork it is refused.
+    script = "i=0; while [ $i -lt 20 ]; do i=$((i+1)); sleep 3 & echo $i; done"
+    out = _run(_plan(["/bin/sh", "-c", script], [str(tmp_path)], str(tmp_path), rlimits=Rlimits(processes=6)), caps)
+    started = len(out.stdout.split())
+    assert out.returncode != 0 and 0 < started < 6, out
+
+
+@pytest.mark.parametrize("mode", ["bwrap", "launcher"])
+def test_disabling_the_layer_keeps_the_child_root(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, mode: str) -> None:
+    _caps(monkeypatch, mode)
+    monkeypatch.setenv("HUGIND_CONFINE_DISABLE", "nobody")
+    caps = capabilities()
+    assert not caps.nobody and not caps.bwrap_nobody and caps.child_user is None
     out = _run(_plan(["/bin/sh", "-c", "echo x > f"], [str(tmp_path)], str(tmp_path)), caps)
     assert out.returncode == 0, out.stderr.decode()
     assert (tmp_path / "f").stat().st_uid == 0
