@@ -133,7 +133,10 @@ def open_grants(read: list[str], write: list[str], userns: int) -> dict[str, int
         except FileNotFoundError:
             continue
         except OSError as exc:
-            message = f"cannot show writable root {path} to an unprivileged child: {exc.strerror}"
+            message = (
+                f"cannot show writable root {path} to an unprivileged child: {exc.strerror}"
+                " (HUGIND_CONFINE_DISABLE=nobody runs children as root without capabilities)"
+            )
             raise OSError(exc.errno, message) from None
     for path in read:
         try:
