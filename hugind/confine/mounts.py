@@ -52,27 +52,30 @@ class _MountAttr(ctypes.Structure):
     ]
 
 
-def _libc() -> ctypes.CDLL:
+def libc() -> ctypes.CDLL:
     libc = ctypes.CDLL(None, use_errno=True)
     libc.syscall.restype = ctypes.c_long
     return libc
 
 
-def _fail(what: str) -> OSError:
+def fail(what: str) -> OSError:
     err = ctypes.get_errno()
     return OSError(err, f"{what} failed: {os.strerror(err)}")
 
 
-def mount_setattr(path: str, flags: int, attr_set: int, attr_clr: int) -> None:
-    attr = _MountAttr(attr_set, attr_clr, 0, 0)
-    if _libc().syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path.encode(), flags, ctypes.byref(attr), ctypes.sizeof(attr)):
-        raise _fail(f"mount_setattr({path})")
+def mount_setattr(
+    path: str, flags: int, attr_set: int, attr_clr: int, *, dirfd: int = AT_FDCWD, userns: int = 0
+) -> None:
+    """``userns``: the namespace whose map an idmapped mount (``MOUNT_ATTR_IDMAP``) shows."""
+    attr = _MountAttr(attr_set, attr_clr, 0, userns)
+    if libc().syscall(SYS_MOUNT_SETATTR, dirfd, path.encode(), flags, ctypes.byref(attr), ctypes.sizeof(attr)):
+        raise fail(f"mount_setattr({path or dirfd})")
 
 
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
     enc = lambda v: v.encode() if v is not None else None  # noqa: E731
-    if _libc().mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
-        raise _fail(f"mount {target}")
+    if libc().mount(enc(source), enc(target), enc(fstype), flags, enc(data)) != 0:
+        raise fail(f"mount {target}")
 
 
 def _depth(path: str) -> int:
@@ -91,8 +94,8 @@ def _mountpoint(target: str, directory: bool) -> None:
 
 def move_mount(fd: int, target: str) -> None:
     """Attach the detached mount tree ``fd`` (``open_tree(OPEN_TREE_CLONE)``) at ``target``."""
-    if _libc().syscall(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, target.encode(), MOVE_MOUNT_F_EMPTY_PATH):
-        raise _fail(f"move_mount to {target}")
+    if libc().syscall(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, target.encode(), MOVE_MOUNT_F_EMPTY_PATH):
+        raise fail(f"move_mount to {target}")
 
 
 def _bind(fd: int, target: str, writable: bool, detached: bool = False) -> None:
@@ -202,9 +205,9 @@ def make_root(
 def _pivot(root: str) -> None:
     """``root`` becomes "/"; the old root is detached (pivot_root(".", ".") then umount)."""
     os.chdir(root)
-    libc = _libc()
-    if libc.syscall(SYS_PIVOT_ROOT, b".", b".") != 0:
-        raise _fail("pivot_root")
-    if libc.umount2(b".", MNT_DETACH) != 0:
-        raise _fail("detaching the old root")
+    c = libc()
+    if c.syscall(SYS_PIVOT_ROOT, b".", b".") != 0:
+        raise fail("pivot_root")
+    if c.umount2(b".", MNT_DETACH) != 0:
+        raise fail("detaching the old root")
     os.chdir("/")

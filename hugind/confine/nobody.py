@@ -19,14 +19,19 @@ clones; before bubblewrap, which can do neither, it runs as a script
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
+
+if __name__ == "__main__":  # run as a script under -I: its own directory is not on sys.path
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+try:
+    from hugind.confine import mounts
+except ImportError:  # standalone: the launcher's sibling, or a script
+    import mounts
 
 NOBODY = 65534
 CLONE_NEWUSER = 0x10000000
 SYS_OPEN_TREE = 428
-SYS_MOUNT_SETATTR = 442
 OPEN_TREE_CLONE = 1
 OPEN_TREE_CLOEXEC = os.O_CLOEXEC
 AT_RECURSIVE = 0x8000
@@ -36,32 +41,12 @@ MOUNT_ATTR_IDMAP = 0x00100000
 PR_SET_PDEATHSIG = 1
 
 
-class _MountAttr(ctypes.Structure):
-    _fields_ = [
-        ("attr_set", ctypes.c_uint64),
-        ("attr_clr", ctypes.c_uint64),
-        ("propagation", ctypes.c_uint64),
-        ("userns_fd", ctypes.c_uint64),
-    ]
-
-
-def _libc() -> ctypes.CDLL:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
-    return libc
-
-
-def _error(what: str) -> OSError:
-    err = ctypes.get_errno()
-    return OSError(err, f"{what}: {os.strerror(err)}")
-
-
 def make_userns() -> int:
     """A user namespace whose uid and gid 0 are the host's 65534; returns a descriptor of it.
 
     A process may not widen its own map, so a short-lived child makes the namespace
     and this process (root, outside it) writes the map, as newuidmap does."""
-    libc = _libc()
+    libc = mounts.libc()
     ready_r, ready_w = os.pipe()
     hold_r, hold_w = os.pipe()
     pid = os.fork()
@@ -100,22 +85,21 @@ def clone(path: str) -> int:
     """A detached copy of the mount tree at ``path`` (not following a final link): unlike a
     path or an ``O_PATH`` descriptor, it can be attached in the mount namespace made later."""
     flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW
-    fd = _libc().syscall(SYS_OPEN_TREE, -100, path.encode(), flags)
+    fd = mounts.libc().syscall(SYS_OPEN_TREE, mounts.AT_FDCWD, path.encode(), flags)
     if fd < 0:
-        raise _error(f"open_tree({path})")
+        raise mounts.fail(f"open_tree({path})")
     return fd
 
 
 def idmapped(path: str, userns: int) -> int:
     """:func:`clone`, shown through ``userns``'s map. Raises OSError when the file system
     cannot be idmapped."""
-    libc = _libc()
     fd = clone(path)
-    attr = _MountAttr(MOUNT_ATTR_IDMAP, 0, 0, userns)
-    if libc.syscall(SYS_MOUNT_SETATTR, fd, b"", AT_EMPTY_PATH | AT_RECURSIVE, ctypes.byref(attr), ctypes.sizeof(attr)):
-        err = _error(f"idmapping {path}")
+    try:
+        mounts.mount_setattr("", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_IDMAP, 0, dirfd=fd, userns=userns)
+    except OSError as exc:
         os.close(fd)
-        raise err
+        raise OSError(exc.errno, f"idmapping {path}: {os.strerror(exc.errno or 0)}") from None
     return fd
 
 
@@ -153,9 +137,8 @@ def open_grants(read: list[str], write: list[str], userns: int) -> dict[str, int
 
 def enter(userns: int) -> None:
     """Join ``userns`` as its uid/gid 0 (the host's 65534), with no supplementary group."""
-    libc = _libc()
-    if libc.setns(userns, CLONE_NEWUSER) != 0:
-        raise _error("setns(user)")
+    if mounts.libc().setns(userns, CLONE_NEWUSER) != 0:
+        raise mounts.fail("setns(user)")
     os.setgroups([])
     os.setresgid(0, 0, 0)
     os.setresuid(0, 0, 0)
@@ -163,10 +146,6 @@ def enter(userns: int) -> None:
 
 STAGE = "/tmp"  # bubblewrap's own base: covered by its root, yet /oldroot/tmp after pivot_root
 CLONE_NEWNS = 0x00020000
-MS_REC = 0x4000
-MS_PRIVATE = 1 << 18
-MS_NOSUID = 0x2
-MS_NODEV = 0x4
 EXIT_LAUNCH_FAILED = 126
 
 
@@ -178,18 +157,15 @@ def stage_and_exec(grants: list[tuple[str, str]], argv: list[str], drop: list[st
     bubblewrap cannot map its child to another host user itself, nor idmap a mount; it
     gets both ready-made, and binds what it is handed like any path. ``drop``: variables
     this interpreter added to its own environment (PEP 538's LC_CTYPE), not passed on."""
-    import mounts  # a sibling (see main); the launcher imports it the same way
-
-    libc = _libc()
     userns = make_userns()
     opened = open_grants(
         [p for kind, p in grants if kind == "read"], [p for kind, p in grants if kind == "write"], userns
     )
     program = os.open(argv[0], os.O_RDONLY | os.O_CLOEXEC)  # executable by root, perhaps not by nobody
-    if libc.unshare(CLONE_NEWNS) != 0:
-        raise _error("unshare(mount)")
-    mounts.mount(None, "/", None, MS_REC | MS_PRIVATE)
-    mounts.mount("tmpfs", STAGE, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
+    if mounts.libc().unshare(CLONE_NEWNS) != 0:
+        raise mounts.fail("unshare(mount)")
+    mounts.mount(None, "/", None, mounts.MS_REC | mounts.MS_PRIVATE)
+    mounts.mount("tmpfs", STAGE, "tmpfs", mounts.MS_NOSUID | mounts.MS_NODEV, "mode=0755,size=64k")
     for index, (_, path) in enumerate(grants):
         fd = opened.pop(path, None)
         if fd is None:
@@ -209,9 +185,6 @@ def stage_and_exec(grants: list[tuple[str, str]], argv: list[str], drop: list[st
 def main(args: list[str]) -> None:
     """``nobody.py read|write PATH ... [drop NAME ...] -- PROGRAM ARGS``: see
     :func:`stage_and_exec`."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    if here not in sys.path:
-        sys.path.insert(0, here)
     try:
         end = args.index("--") if "--" in args else len(args)
         words = list(zip(args[:end:2], args[1:end:2], strict=False))
