@@ -37,7 +37,7 @@ def _net_lines(policy: Policy) -> list[str]:
         return ["network: disabled"]
     if net.restrict_hosts:
         hosts = [r.spec for r in net.allowed_domains] + [r.spec for r in net.allowed_ips]
-        lines = [f"network: only {', '.join(hosts) if hosts else 'no host (nothing is listed)'}"]
+        lines = [f"network: only {', '.join(hosts)}" if hosts else "network: no host (nothing is listed)"]
     else:
         lines = ["network: any host (http and https)"]
     if net.block_private_networks:
@@ -62,7 +62,7 @@ def _shell_lines(policy: Policy) -> list[str]:
     if not sh.allow:
         return ["shell: disabled"]
     if sh.whitelist is not None:
-        lines = [f"shell: only {', '.join(sh.whitelist) or 'nothing (empty whitelist)'}"]
+        lines = [f"shell: only {', '.join(sh.whitelist)}" if sh.whitelist else "shell: no program (empty whitelist)"]
     elif policy.strict:
         lines = ["shell: nothing (--strict requires a whitelist)"]
     else:
