@@ -281,9 +281,10 @@ def test_a_server_in_a_landlock_domain_serves_no_one(warm):
 
 
 def _client_key(warm) -> str:
-    """The key ``python -m hugind`` computes in REPO with warm's environment."""
+    """The key ``python -m hugind`` computes in REPO with warm's environment (its
+    ``__main__`` drops the working directory from sys.path, as ``del`` does here)."""
     code = (
-        "import os, sys; sys.path[0] = os.getcwd(); import hugind; from hugind.warm import key; "
+        "import os, sys; del sys.path[0]; import hugind; from hugind.warm import key; "
         "print(key.compute(os.path.dirname(hugind.__file__)))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, env=warm.env, cwd=REPO, check=True)
@@ -697,7 +698,7 @@ def test_a_server_that_never_answers_the_request_does_not_hang_its_client(warm, 
     thread = threading.Thread(target=silent_after_the_request, daemon=True)
     thread.start()
     code = (
-        "import sys; sys.argv = ['hugind', 'run', 'examples/hello']; import os; sys.path[0] = os.getcwd()\n"
+        "import sys; sys.argv = ['hugind', 'run', 'examples/hello']; del sys.path[0]  # as python -m hugind\n"
         "from hugind.warm import client; client.STARTED_TIMEOUT = 2.0\n"
         "print(client.attempt(sys.argv))"
     )
