@@ -195,8 +195,21 @@
       const type = this.headers.get("content-type") || "";
       return this.#consume().then((b) => new web.Blob([b], { type }));
     }
+    // An application/x-www-form-urlencoded body is parsed; a multipart one is not.
     formData() {
-      return Promise.reject(new TypeError("formData() is not available in hugind"));
+      const type = this.headers.get("content-type") || "";
+      const essence = type.split(";")[0].trim().toLowerCase();
+      if (essence === "multipart/form-data") {
+        return Promise.reject(new TypeError("formData() of a multipart/form-data body is not supported in hugind"));
+      }
+      if (essence !== "application/x-www-form-urlencoded") {
+        return Promise.reject(new TypeError("formData(): the body's Content-Type is not a form"));
+      }
+      return this.#consume().then((b) => {
+        const form = new web.FormData();
+        for (const [k, v] of web.parseForm(new TextDecoder("utf-8", { ignoreBOM: true }).decode(b))) form.append(k, v);
+        return form;
+      });
     }
     static {
       web.setBody = (target, bytes) => {
