@@ -34,6 +34,7 @@ class Suite:
 
 SUITES: dict[str, Suite] = {
     "base64": Suite(floor=370),
+    "encoding": Suite(floor=440),
     "urlsearchparams": Suite(floor=180),
 }
 
