@@ -35,6 +35,7 @@ class Suite:
 SUITES: dict[str, Suite] = {
     "base64": Suite(floor=370),
     "encoding": Suite(floor=440),
+    "headers": Suite(floor=95),
     "urlsearchparams": Suite(floor=180),
 }
 
