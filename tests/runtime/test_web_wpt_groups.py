@@ -36,6 +36,7 @@ SUITES: dict[str, Suite] = {
     "base64": Suite(floor=370),
     "encoding": Suite(floor=440),
     "headers": Suite(floor=95),
+    "request_response": Suite(floor=200),
     "urlsearchparams": Suite(floor=180),
 }
 
