@@ -103,17 +103,15 @@
       const type = this.headers.get("content-type") || "";
       return this.#consume().then((b) => new web.Blob([b], { type }));
     }
-    // An application/x-www-form-urlencoded body is parsed; a multipart one is not.
+    // A multipart/form-data or an application/x-www-form-urlencoded body.
     formData() {
       const type = this.headers.get("content-type") || "";
       const essence = type.split(";")[0].trim().toLowerCase();
-      if (essence === "multipart/form-data") {
-        return Promise.reject(new TypeError("formData() of a multipart/form-data body is not supported in hugind"));
-      }
-      if (essence !== "application/x-www-form-urlencoded") {
+      if (essence !== "multipart/form-data" && essence !== "application/x-www-form-urlencoded") {
         return Promise.reject(new TypeError("formData(): the body's Content-Type is not a form"));
       }
       return this.#consume().then((b) => {
+        if (essence === "multipart/form-data") return web.parseMultipart(b, type);
         const form = new web.FormData();
         for (const [k, v] of web.parseForm(new TextDecoder("utf-8", { ignoreBOM: true }).decode(b))) form.append(k, v);
         return form;
@@ -267,6 +265,7 @@
       }
       if (initBody && web.isReadableStream(init.body)) {
         if (init.duplex === undefined) throw new TypeError("Request: a ReadableStream body needs duplex: 'half'");
+        if (o.keepalive) throw new TypeError("Request: a keepalive request cannot have a ReadableStream body");
         if (init.body.locked || web.streamDisturbed(init.body)) {
           throw new TypeError("Request: the body stream is disturbed or locked");
         }
