@@ -37,7 +37,7 @@ SUITES: dict[str, Suite] = {
     "base64": Suite(floor=370),
     "encoding": Suite(floor=440),
     "headers": Suite(floor=95),
-    "request_response": Suite(floor=200, more=("wpt_request_response_body.mjs",)),
+    "request_response": Suite(floor=200, more=("wpt_request_response_body.mjs", "wpt_request_response_stream.mjs")),
     "urlsearchparams": Suite(floor=180),
 }
 

@@ -104,14 +104,15 @@
       return this.#consume().then((b) => new web.Blob([b], { type }));
     }
     // A multipart/form-data or an application/x-www-form-urlencoded body.
+    // The body is read first, as the standard does: a stream's error comes before a type's.
     formData() {
       const type = this.headers.get("content-type") || "";
       const essence = type.split(";")[0].trim().toLowerCase();
-      if (essence !== "multipart/form-data" && essence !== "application/x-www-form-urlencoded") {
-        return Promise.reject(new TypeError("formData(): the body's Content-Type is not a form"));
-      }
       return this.#consume().then((b) => {
         if (essence === "multipart/form-data") return web.parseMultipart(b, type);
+        if (essence !== "application/x-www-form-urlencoded") {
+          throw new TypeError("formData(): the body's Content-Type is not a form");
+        }
         const form = new web.FormData();
         for (const [k, v] of web.parseForm(new TextDecoder("utf-8", { ignoreBOM: true }).decode(b))) form.append(k, v);
         return form;

@@ -1,6 +1,6 @@
 // The rest of the Request/Response suite (after wpt_request_response.mjs, in
 // the same script): request bodies from streams, consuming bodies, their MIME
-// types and form bodies. Then every case of the suite runs.
+// types and form bodies.
 const POST = "POST";
 const half = "half";
 const streamUsed = {
@@ -365,6 +365,3 @@ Object.assign(CHECKS, {
   "request-consume": consume,
 });
 
-for (const [file, names] of Object.entries(DATA.cases)) byName(S, file, names, CHECKS[file] || {});
-
-await runAll();
