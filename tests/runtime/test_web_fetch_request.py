@@ -1,7 +1,8 @@
 """Request features the WPT suites check only in the constructor, seen on the
 wire: a ReadableStream request body reaches a real loopback server whole, and
-a fetched response's headers are immutable. The same script runs under node
-and under `hugind run`; both must print the same and send the same."""
+a fetched response's headers are immutable; and formData() on multipart
+bodies beyond WPT's few. The same scripts run under node and under `hugind
+run`; both must print the same (and send the same)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import json
 
 import pytest
 
-from tests.runtime.test_web_globals import _compare, needs_node
+from tests.runtime.test_web_globals import SCRIPTS, _compare, needs_node
 from tests.support.http_server import RecordingServer, reply
 
 SOURCE = """
@@ -82,3 +83,10 @@ def test_stream_request_body_reaches_the_server(tmp_path, echo_server):
     # node's request and hugind's: the server saw the streamed body both times.
     bodies = [body for n, body in echo_server.bodies if n == "1"]
     assert bodies == ["streamed b\u00f6dy".encode()] * 2
+
+
+@needs_node
+def test_multipart_bodies_parse_as_node_parses_them(tmp_path):
+    out = _compare(tmp_path, "multipart", (SCRIPTS / "multipart.mjs").read_text())
+    assert '[["f","a.bin","application/octet-stream",[195,191,0,120]]]' in out, out
+    assert out.count('"TypeError"') == 5, out
