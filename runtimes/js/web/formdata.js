@@ -121,11 +121,13 @@
       const name = parameter(disposition, "name");
       if (name === null) throw new TypeError("formData(): a part has no name");
       const filename = parameter(disposition, "filename");
-      const key = new TextDecoder().decode(bytesOf(unescapeName(name)));
-      if (filename === null) form.append(key, new TextDecoder().decode(bytesOf(content)));
+      // "UTF-8 decode without BOM": a leading U+FEFF stays.
+      const utf8 = (s) => new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytesOf(s));
+      const key = utf8(unescapeName(name));
+      if (filename === null) form.append(key, utf8(content));
       else {
         const type = headers.get("content-type") || "text/plain";
-        const file = new web.File([bytesOf(content)], new TextDecoder().decode(bytesOf(unescapeName(filename))), { type });
+        const file = new web.File([bytesOf(content)], utf8(unescapeName(filename)), { type });
         form.append(key, file);
       }
       at = next + 2 + delimiter.length;
