@@ -36,7 +36,7 @@ class Suite:
 SUITES: dict[str, Suite] = {
     "base64": Suite(floor=370),
     "encoding": Suite(floor=440),
-    "headers": Suite(floor=95),
+    "headers": Suite(floor=95, more=("wpt_headers_record.mjs",)),
     "request_response": Suite(floor=200, more=("wpt_request_response_body.mjs", "wpt_request_response_stream.mjs")),
     "urlsearchparams": Suite(floor=180),
 }
