@@ -199,6 +199,7 @@ WEB_MODULES = (
     "crypto.js",
     "clone.js",
     "streams.js",
+    "headers.js",
     "fetch.js",
     "intl.js",
 )

@@ -1,6 +1,7 @@
-// TextEncoder and TextDecoder (UTF-8 only), with the streaming decode of the
-// Encoding standard: an incomplete sequence at the end of a chunk waits for
-// the next one, and each bad sequence becomes one U+FFFD (its maximal subpart).
+// TextEncoder and TextDecoder (UTF-8; TextDecoder also UTF-16LE and
+// UTF-16BE), with the streaming decode of the Encoding standard: an
+// incomplete sequence at the end of a chunk waits for the next one, and each
+// bad sequence becomes one U+FFFD (its maximal subpart).
 (function ({ native, install, toBytes }) {
 
   // A lone surrogate is not a scalar value: it encodes as U+FFFD (EF BF BD),
@@ -102,21 +103,94 @@
     return out;
   }
 
+  // The labels of the encodings offered (Encoding standard, "Encodings"):
+  // UTF-8 and the two UTF-16s. The legacy single- and multi-byte encodings
+  // are not, and their labels are a RangeError, as an unknown label is.
+  const LABELS = new Map();
+  for (const [name, labels] of [
+    ["utf-8", "unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8"],
+    ["utf-16le", "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le"],
+    ["utf-16be", "unicodefffe utf-16be"],
+  ]) {
+    for (const label of labels.split(" ")) LABELS.set(label, name);
+  }
+  const BOMS = { "utf-8": [0xef, 0xbb, 0xbf], "utf-16le": [0xff, 0xfe], "utf-16be": [0xfe, 0xff] };
+  // Leading and trailing ASCII whitespace is not part of a label (U+000B is not one).
+  const trimLabel = (s) => s.replace(/^[\t\n\f\r ]+|[\t\n\f\r ]+$/g, "");
+
+  // BufferSource, a SharedArrayBuffer's view too; the bytes are copied when
+  // they may change under the decoder (a shared buffer).
+  function bytesOf(input) {
+    if (typeof SharedArrayBuffer === "function" && input instanceof SharedArrayBuffer) {
+      return new Uint8Array(input).slice();
+    }
+    const bytes = toBytes(input);
+    return typeof SharedArrayBuffer === "function" && bytes.buffer instanceof SharedArrayBuffer ? bytes.slice() : bytes;
+  }
+
+  const decodeError = () => new TypeError("The encoded data was not valid for encoding");
+
+  // UTF-16 decoding of whole code units (the Encoding standard's UTF-16
+  // decoder): an unpaired surrogate is an error. Returns the text and how many
+  // bytes at the end were left undecoded: an odd byte, or a lead surrogate
+  // whose trail may come in the next chunk (only kept when `stream`).
+  function decodeUtf16(bytes, bigEndian, fatal, stream) {
+    let out = "";
+    const units = bytes.length >> 1;
+    let i = 0;
+    for (; i < units; i++) {
+      const a = bytes[2 * i];
+      const b = bytes[2 * i + 1];
+      const cu = bigEndian ? (a << 8) | b : (b << 8) | a;
+      if (cu >= 0xd800 && cu <= 0xdbff) {
+        if (i + 1 === units) {
+          if (stream) break;
+          if (fatal) throw decodeError();
+          out += "\ufffd";
+          continue;
+        }
+        const c = bytes[2 * i + 2];
+        const d = bytes[2 * i + 3];
+        const next = bigEndian ? (c << 8) | d : (d << 8) | c;
+        if (next >= 0xdc00 && next <= 0xdfff) {
+          out += String.fromCharCode(cu, next);
+          i++;
+        } else {
+          if (fatal) throw decodeError();
+          out += "\ufffd";
+        }
+      } else if (cu >= 0xdc00 && cu <= 0xdfff) {
+        if (fatal) throw decodeError();
+        out += "\ufffd";
+      } else out += String.fromCharCode(cu);
+    }
+    const left = bytes.length - 2 * i;
+    // At the end of the stream, a lone byte (after a lead surrogate or not) is one error.
+    if (!stream && left > 0) {
+      if (fatal) throw decodeError();
+      return { text: out + "\ufffd", left: 0 };
+    }
+    return { text: out, left };
+  }
+
   class TextDecoder {
+    #encoding;
     #fatal;
     #ignoreBOM;
     #pending = new Uint8Array(0);
     #started = false;
     constructor(label = "utf-8", options = {}) {
-      const name = String(label).trim().toLowerCase();
-      if (name !== "utf-8" && name !== "utf8" && name !== "unicode-1-1-utf-8") {
-        throw new RangeError(`The "${label}" encoding is not supported`);
+      const name = LABELS.get(trimLabel(String(label)).toLowerCase());
+      if (name === undefined) throw new RangeError(`The "${label}" encoding is not supported`);
+      if (options !== undefined && options !== null && typeof options !== "object" && typeof options !== "function") {
+        throw new TypeError("TextDecoder: options must be an object");
       }
+      this.#encoding = name;
       this.#fatal = Boolean(options && options.fatal);
       this.#ignoreBOM = Boolean(options && options.ignoreBOM);
     }
     get encoding() {
-      return "utf-8";
+      return this.#encoding;
     }
     get fatal() {
       return this.#fatal;
@@ -126,21 +200,39 @@
     }
     decode(input = undefined, options = {}) {
       const stream = Boolean(options && options.stream);
-      let bytes = input === undefined ? new Uint8Array(0) : toBytes(input);
+      let bytes = input === undefined ? new Uint8Array(0) : bytesOf(input);
       if (this.#pending.length) {
         const joined = new Uint8Array(this.#pending.length + bytes.length);
         joined.set(this.#pending);
         joined.set(bytes, this.#pending.length);
         bytes = joined;
       }
-      const keep = stream ? incompleteTail(bytes) : 0;
+      const utf8 = this.#encoding === "utf-8";
+      const bom = BOMS[this.#encoding];
+      // A BOM still incomplete at the start of a stream waits for more bytes.
+      if (!this.#started && stream && bytes.length < bom.length && bom.slice(0, bytes.length).every((b, i) => bytes[i] === b)) {
+        this.#pending = bytes.slice();
+        return "";
+      }
+      const keep = utf8 && stream ? incompleteTail(bytes) : 0;
       this.#pending = keep ? bytes.slice(bytes.length - keep) : new Uint8Array(0);
       if (keep) bytes = bytes.subarray(0, bytes.length - keep);
       const first = !this.#started;
-      // The stream has started once it decoded a byte; a BOM still incomplete waits.
+      // The stream has started once it decoded a byte.
       this.#started = stream && (this.#started || bytes.length > 0);
-      if (first && !this.#ignoreBOM && bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) {
-        bytes = bytes.subarray(3);
+      if (first && !this.#ignoreBOM && bytes.length >= bom.length && bom.every((b, i) => bytes[i] === b)) {
+        bytes = bytes.subarray(bom.length);
+      }
+      if (!utf8) {
+        try {
+          const { text, left } = decodeUtf16(bytes, this.#encoding === "utf-16be", this.#fatal, stream);
+          this.#pending = left ? bytes.slice(bytes.length - left) : new Uint8Array(0);
+          return text;
+        } catch (e) {
+          this.#pending = new Uint8Array(0);
+          this.#started = false;
+          throw e;
+        }
       }
       if (this.#fatal) {
         try {

@@ -1,4 +1,4 @@
-// Headers, Request, Response and fetch (Fetch standard). A Response's body is
+// Request, Response and fetch (Fetch standard; Headers is headers.js). A Response's body is
 // also a ReadableStream (streams.js) of the whole body as one chunk.
 // fetch is the host op net.fetch, checked by the policy like every call; the
 // op answers {status, headers, body, url} with a text body, so a Response's
@@ -7,99 +7,7 @@
 (function (web) {
   const { install, submit, native } = web;
 
-  const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-  // Leading and trailing HTTP whitespace is not part of a header value.
-  const normalizeValue = (v) => String(v).replace(/^[\t\n\r ]+|[\t\n\r ]+$/g, "");
-
-  function checkName(name, where) {
-    name = String(name);
-    if (!TOKEN.test(name)) throw new TypeError(`Headers.${where}: "${name}" is an invalid header name.`);
-    return name.toLowerCase();
-  }
-
-  function checkValue(value, where) {
-    const v = normalizeValue(value);
-    if (/[\0\r\n]/.test(v) || /[^\x00-\xff]/.test(v)) {
-      throw new TypeError(`Headers.${where}: "${v}" is an invalid header value.`);
-    }
-    return v;
-  }
-
-  class Headers {
-    #map = new Map(); // lowercase name -> [values]
-    // HeadersInit as WebIDL converts it: an object with an iterator is a
-    // sequence of name/value sequences (each exactly two long), any other
-    // object a record of its own string keys; anything else is a TypeError.
-    constructor(init = undefined) {
-      if (init === undefined) return;
-      if (init === null || (typeof init !== "object" && typeof init !== "function")) {
-        throw new TypeError("Headers constructor: init must be a sequence or a record");
-      }
-      const iterator = init[Symbol.iterator];
-      if (iterator !== undefined) {
-        if (typeof iterator !== "function") throw new TypeError("Headers constructor: init[Symbol.iterator] is not a function");
-        for (const pair of { [Symbol.iterator]: () => iterator.call(init) }) {
-          if (pair === null || (typeof pair !== "object" && typeof pair !== "function")) {
-            throw new TypeError("Headers constructor: each header must be a sequence");
-          }
-          const arr = Array.from(pair);
-          if (arr.length !== 2) throw new TypeError("Headers constructor: expected name/value pair to be length 2");
-          this.append(arr[0], arr[1]);
-        }
-        return;
-      }
-      for (const key of Reflect.ownKeys(init)) {
-        const d = Reflect.getOwnPropertyDescriptor(init, key);
-        if (d === undefined || !d.enumerable) continue;
-        if (typeof key === "symbol") throw new TypeError("Headers constructor: a header name cannot be a Symbol");
-        this.append(key, init[key]);
-      }
-    }
-    append(name, value) {
-      const k = checkName(name, "append");
-      const v = checkValue(value, "append");
-      const list = this.#map.get(k);
-      if (list) list.push(v);
-      else this.#map.set(k, [v]);
-    }
-    set(name, value) {
-      this.#map.set(checkName(name, "set"), [checkValue(value, "set")]);
-    }
-    delete(name) {
-      this.#map.delete(checkName(name, "delete"));
-    }
-    get(name) {
-      const list = this.#map.get(checkName(name, "get"));
-      return list ? list.join(", ") : null;
-    }
-    getSetCookie() {
-      return (this.#map.get("set-cookie") || []).slice();
-    }
-    has(name) {
-      return this.#map.has(checkName(name, "has"));
-    }
-    *entries() {
-      for (const name of [...this.#map.keys()].sort()) {
-        if (name === "set-cookie") for (const v of this.#map.get(name)) yield [name, v];
-        else yield [name, this.#map.get(name).join(", ")];
-      }
-    }
-    *keys() {
-      for (const [k] of this.entries()) yield k;
-    }
-    *values() {
-      for (const [, v] of this.entries()) yield v;
-    }
-    forEach(fn, thisArg = undefined) {
-      for (const [k, v] of this.entries()) fn.call(thisArg, v, k, this);
-    }
-    [Symbol.iterator]() {
-      return this.entries();
-    }
-    get [Symbol.toStringTag]() {
-      return "Headers";
-    }
-  }
+  const { Headers, HTTP_TOKEN: TOKEN } = web;
 
   // The host op takes one string per name.
   function headersForHost(headers) {
@@ -195,8 +103,20 @@
       const type = this.headers.get("content-type") || "";
       return this.#consume().then((b) => new web.Blob([b], { type }));
     }
+    // A multipart/form-data or an application/x-www-form-urlencoded body.
+    // The body is read first, as the standard does: a stream's error comes before a type's.
     formData() {
-      return Promise.reject(new TypeError("formData() is not available in hugind"));
+      const type = this.headers.get("content-type") || "";
+      const essence = type.split(";")[0].trim().toLowerCase();
+      return this.#consume().then((b) => {
+        if (essence === "multipart/form-data") return web.parseMultipart(b, type);
+        if (essence !== "application/x-www-form-urlencoded") {
+          throw new TypeError("formData(): the body's Content-Type is not a form");
+        }
+        const form = new web.FormData();
+        for (const [k, v] of web.parseForm(new TextDecoder("utf-8", { ignoreBOM: true }).decode(b))) form.append(k, v);
+        return form;
+      });
     }
     static {
       web.setBody = (target, bytes) => {
@@ -205,12 +125,22 @@
       web.setBodyStream = (target, stream) => {
         target.#stream = stream;
       };
-      // The bytes of a body that is not an agent's stream (a Request's, to send).
-      web.bodyOf = (target) => {
+      web.hasBody = (target) => target.#bytes !== null || target.#stream !== null;
+      web.disturb = (target) => {
+        target.#used = true;
+      };
+      // new Request(request): the new one takes the input's body (bytes are
+      // shared, never written; an agent's stream moves over).
+      web.takeBody = (from, to) => {
+        if (from.bodyUsed || (from.#stream !== null && from.#stream.locked)) throw unusable();
+        to.#bytes = from.#bytes;
+        if (from.#bytes === null) to.#stream = from.#stream;
+      };
+      // The bytes of a Request's body, to send (null for none), or for an
+      // agent's stream a promise of them: it is read whole first.
+      web.requestBytes = (target) => {
         if (target.bodyUsed || (target.#stream !== null && target.#stream.locked)) throw unusable();
-        if (target.#bytes === null && target.#stream !== null) {
-          throw new TypeError("A ReadableStream request body is not supported in hugind");
-        }
+        if (target.#bytes === null && target.#stream !== null) return readAll(target.#stream);
         return target.#bytes;
       };
       // clone(): bytes are shared (they are never written); an agent's stream is teed.
@@ -255,12 +185,44 @@
     return METHODS.includes(upper) ? upper : m;
   }
 
+  // RequestInit's enumerations (Fetch standard); a value outside them is a TypeError.
+  const ENUMS = {
+    referrerPolicy: ["", "no-referrer", "no-referrer-when-downgrade", "same-origin", "origin", "strict-origin",
+      "origin-when-cross-origin", "strict-origin-when-cross-origin", "unsafe-url"],
+    mode: ["same-origin", "no-cors", "cors", "navigate"],
+    credentials: ["omit", "same-origin", "include"],
+    cache: ["default", "no-store", "reload", "no-cache", "force-cache", "only-if-cached"],
+    redirect: ["follow", "error", "manual"],
+    duplex: ["half"],
+    priority: ["high", "low", "auto"],
+  };
+  const DEFAULTS = { referrerPolicy: "", mode: "cors", credentials: "same-origin", cache: "default", redirect: "follow" };
+  function enumOption(init, key, from) {
+    if (init[key] === undefined) return from ? from[key] : DEFAULTS[key];
+    const v = String(init[key]);
+    if (!ENUMS[key].includes(v)) throw new TypeError(`Request: '${v}' is not a valid value for ${key}`);
+    return v;
+  }
+  // The request's referrer as the standard keeps it: "about:client" (the
+  // default), "" for no referrer, or a parsed URL (there is no document base).
+  function referrerOf(value) {
+    const s = String(value);
+    if (s === "") return "";
+    let parsed;
+    try {
+      parsed = new web.URL(s);
+    } catch (_) {
+      throw new TypeError(`Request: the referrer '${s}' is not a valid URL`);
+    }
+    return parsed.href === "about:client" ? "about:client" : parsed.href;
+  }
+
   class Request extends Body {
     #url;
     #method;
     #headers;
     #signal;
-    #redirect;
+    #options; // mode, credentials, cache, redirect, referrer, referrerPolicy, integrity, keepalive
     constructor(input, init = {}) {
       super();
       init = init || {};
@@ -278,22 +240,46 @@
         }
         this.#url = parsed.href;
       }
+      if (init.window !== undefined && init.window !== null) throw new TypeError("Request: RequestInit's window must be null");
+      const o = {};
+      for (const key of ["referrerPolicy", "mode", "credentials", "cache", "redirect"]) o[key] = enumOption(init, key, from);
+      if (o.mode === "navigate") throw new TypeError("Request: the mode cannot be 'navigate'");
+      if (o.cache === "only-if-cached" && o.mode !== "same-origin") {
+        throw new TypeError("Request: the cache mode 'only-if-cached' needs the mode 'same-origin'");
+      }
+      o.referrer = init.referrer !== undefined ? referrerOf(init.referrer) : from ? from.referrer : "about:client";
+      o.integrity = init.integrity !== undefined ? String(init.integrity) : from ? from.integrity : "";
+      o.keepalive = init.keepalive !== undefined ? Boolean(init.keepalive) : from ? from.keepalive : false;
+      if (init.duplex !== undefined) enumOption(init, "duplex", null);
+      if (init.priority !== undefined) enumOption(init, "priority", null);
+      this.#options = o;
       this.#method = init.method !== undefined ? normalizeMethod(init.method) : from ? from.method : "GET";
+      if (o.mode === "no-cors" && !["GET", "HEAD", "POST"].includes(this.#method)) {
+        throw new TypeError(`Request: '${this.#method}' is not a method a no-cors request may use`);
+      }
       this.#headers = new Headers(init.headers !== undefined ? init.headers : from ? from.headers : undefined);
-      this.#redirect = init.redirect !== undefined ? String(init.redirect) : from ? from.redirect : "follow";
       this.#signal = init.signal !== undefined ? init.signal : from ? from.signal : null;
       if (this.#signal === null) this.#signal = new web.AbortController().signal;
-      let bytes = null;
-      if (init.body !== undefined && init.body !== null) {
-        if (this.#method === "GET" || this.#method === "HEAD") {
-          throw new TypeError("Request with GET/HEAD method cannot have body.");
+      const initBody = init.body !== undefined && init.body !== null;
+      if ((initBody || (from && web.hasBody(from))) && (this.#method === "GET" || this.#method === "HEAD")) {
+        throw new TypeError("Request with GET/HEAD method cannot have body.");
+      }
+      if (initBody && web.isReadableStream(init.body)) {
+        if (init.duplex === undefined) throw new TypeError("Request: a ReadableStream body needs duplex: 'half'");
+        if (o.keepalive) throw new TypeError("Request: a keepalive request cannot have a ReadableStream body");
+        if (init.body.locked || web.streamDisturbed(init.body)) {
+          throw new TypeError("Request: the body stream is disturbed or locked");
         }
-        if (web.isReadableStream(init.body)) throw new TypeError("A ReadableStream request body is not supported in hugind");
+        web.setBody(this, null);
+        web.setBodyStream(this, init.body);
+      } else if (initBody) {
         const body = extractBody(init.body);
-        bytes = body.bytes;
         if (body.type && !this.#headers.has("content-type")) this.#headers.set("content-type", body.type);
-      } else if (from) bytes = web.bodyOf(from);
-      web.setBody(this, bytes);
+        web.setBody(this, body.bytes);
+      } else if (from) web.takeBody(from, this);
+      else web.setBody(this, null);
+      // The input request's body now belongs to this one (or was replaced): it is used.
+      if (from && web.hasBody(from)) web.disturb(from);
     }
     get url() {
       return this.#url;
@@ -308,10 +294,46 @@
       return this.#signal;
     }
     get redirect() {
-      return this.#redirect;
+      return this.#options.redirect;
+    }
+    get mode() {
+      return this.#options.mode;
+    }
+    get credentials() {
+      return this.#options.credentials;
+    }
+    get cache() {
+      return this.#options.cache;
+    }
+    get referrer() {
+      return this.#options.referrer;
+    }
+    get referrerPolicy() {
+      return this.#options.referrerPolicy;
+    }
+    get integrity() {
+      return this.#options.integrity;
+    }
+    get keepalive() {
+      return this.#options.keepalive;
+    }
+    get destination() {
+      return "";
+    }
+    get isReloadNavigation() {
+      return false;
+    }
+    get isHistoryNavigation() {
+      return false;
+    }
+    get duplex() {
+      return "half";
     }
     clone() {
-      return new Request(this);
+      const copy = new Request(this.#url, { method: this.#method, headers: this.#headers, signal: this.#signal });
+      copy.#options = { ...this.#options };
+      web.cloneBody(this, copy);
+      return copy;
     }
     get [Symbol.toStringTag]() {
       return "Request";
@@ -350,6 +372,10 @@
         this.#status = s;
       }
       this.#statusText = init.statusText !== undefined ? String(init.statusText) : "";
+      // A reason-phrase: tabs, spaces, visible ASCII and obs-text (0x80-0xFF) only.
+      if (/[^\t\x20-\x7e\x80-\xff]/.test(this.#statusText)) {
+        throw new TypeError("Response constructor: the statusText is not a valid reason phrase");
+      }
       this.#headers = new Headers(init.headers);
       const stream = web.isReadableStream(body) ? body : null;
       if (stream !== null && (stream.locked || web.streamDisturbed(stream))) {
@@ -405,12 +431,14 @@
       const r = new Response(null);
       r.#status = 0;
       r.#type = "error";
+      web.freezeHeaders(r.#headers);
       return r;
     }
     static redirect(url, status = 302) {
       if (![301, 302, 303, 307, 308].includes(status)) throw new RangeError(`Invalid status code ${status}`);
       const r = new Response(null, { status });
       r.#headers.set("location", new web.URL(String(url)).href);
+      web.freezeHeaders(r.#headers);
       return r;
     }
     get [Symbol.toStringTag]() {
@@ -432,7 +460,7 @@
           // A name the Headers API itself uses ("get", "entries", ...) is not shadowed.
           if (!(name in headers)) Object.defineProperty(headers, name, { value: r.headers[name], enumerable: true });
         }
-        res.#headers = headers;
+        res.#headers = web.freezeHeaders(headers);
         // A HEAD answer and the null-body statuses have no body at all (body is null).
         const nullBody = method === "HEAD" || [101, 103, 204, 205, 304].includes(r.status);
         web.setBody(res, nullBody ? null : native.encode(String(r.body)));
@@ -452,29 +480,34 @@
       const request = new Request(input, init);
       const signal = request.signal;
       if (signal.aborted) throw signal.reason;
-      const bytes = web.bodyOf(request);
-      const args = {
-        url: request.url,
-        method: request.method,
-        headers: headersForHost(request.headers),
-        body: bytes === null ? null : new TextDecoder().decode(bytes),
-      };
-      const onAbort = () => reject(signal.reason);
-      signal.addEventListener("abort", onAbort, { once: true });
-      submit("net.fetch", args).then(
-        (r) => {
-          signal.removeEventListener("abort", onAbort);
-          if (!signal.aborted) resolve(web.responseFromHost(r, request.url, request.method));
-        },
-        (e) => {
-          signal.removeEventListener("abort", onAbort);
-          reject(e);
-        },
-      );
+      const bytes = web.requestBytes(request);
+      if (bytes instanceof Promise) bytes.then((b) => send(request, b, resolve, reject), reject);
+      else send(request, bytes, resolve, reject);
     });
   }
+  function send(request, bytes, resolve, reject) {
+    const signal = request.signal;
+    if (signal.aborted) return reject(signal.reason);
+    const args = {
+      url: request.url,
+      method: request.method,
+      headers: headersForHost(request.headers),
+      body: bytes === null ? null : new TextDecoder().decode(bytes),
+    };
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    submit("net.fetch", args).then(
+      (r) => {
+        signal.removeEventListener("abort", onAbort);
+        if (!signal.aborted) resolve(web.responseFromHost(r, request.url, request.method));
+      },
+      (e) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(e);
+      },
+    );
+  }
 
-  install("Headers", Headers);
   install("Request", Request);
   install("Response", Response);
   install("fetch", fetch);

@@ -56,7 +56,8 @@
     return new Uint8Array(out);
   }
   const isHexByte = (b) => (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x46) || (b >= 0x61 && b <= 0x66);
-  const utf8Lossy = (bytes) => new TextDecoder().decode(bytes);
+  // "UTF-8 decode without BOM": a leading U+FEFF is kept.
+  const utf8Lossy = (bytes) => new TextDecoder("utf-8", { ignoreBOM: true }).decode(bytes);
   const toUSV = (s) => String(s).toWellFormed();
   web.urlEncoding = {
     ...{ isAlpha, isDigit, isHex, C0, FRAGMENT, QUERY, SPECIAL_QUERY, PATH, USERINFO, COMPONENT, FORM },

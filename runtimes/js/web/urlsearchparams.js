@@ -29,18 +29,30 @@
   class URLSearchParams {
     #list = [];
     #url = null; // the URL whose query this object mirrors
+    // The init as WebIDL converts (sequence<sequence<USVString>> or
+    // record<USVString, USVString> or USVString): any object, a function too,
+    // with an @@iterator is a sequence (a URLSearchParams is one, through its
+    // own iterator), any other object a record.
     constructor(init = "") {
-      if (init instanceof URLSearchParams) this.#list = init.#list.map(([k, v]) => [k, v]);
-      else if (typeof init === "object" && init !== null && typeof init[Symbol.iterator] === "function") {
-        for (const pair of init) {
-          const arr = Array.from(pair);
-          if (arr.length !== 2) throw new TypeError("Each query pair must be an iterable [name, value] tuple");
-          this.#list.push([toUSV(arr[0]), toUSV(arr[1])]);
+      if ((typeof init === "object" && init !== null) || typeof init === "function") {
+        const iterator = init[Symbol.iterator];
+        if (iterator !== undefined && iterator !== null) {
+          if (typeof iterator !== "function") throw new TypeError("URLSearchParams: init[Symbol.iterator] is not a function");
+          for (const pair of { [Symbol.iterator]: () => iterator.call(init) }) {
+            if (pair === null || (typeof pair !== "object" && typeof pair !== "function")) {
+              throw new TypeError("Each query pair must be an iterable [name, value] tuple");
+            }
+            const arr = Array.from(pair);
+            if (arr.length !== 2) throw new TypeError("Each query pair must be an iterable [name, value] tuple");
+            this.#list.push([toUSV(arr[0]), toUSV(arr[1])]);
+          }
+          return;
         }
-      } else if (typeof init === "object" && init !== null) {
         for (const key of Reflect.ownKeys(init)) {
           const desc = Reflect.getOwnPropertyDescriptor(init, key);
-          if (typeof key === "string" && desc && desc.enumerable) this.#list.push([toUSV(key), toUSV(init[key])]);
+          if (desc === undefined || !desc.enumerable) continue;
+          if (typeof key === "symbol") throw new TypeError("URLSearchParams: a record key cannot be a Symbol");
+          this.#list.push([toUSV(key), toUSV(init[key])]);
         }
       } else {
         let s = toUSV(init);
@@ -139,5 +151,6 @@
   }
 
   web.URLSearchParams = URLSearchParams;
+  web.parseForm = parseForm;
   install("URLSearchParams", URLSearchParams);
 });
