@@ -19,6 +19,7 @@
     #phase = NONE;
     #passive = false;
     #dispatching = false;
+    #trusted = false;
     #timeStamp;
     constructor(type, init = {}) {
       if (arguments.length === 0) throw new TypeError("The \"type\" argument must be specified");
@@ -59,7 +60,7 @@
       return this.#phase;
     }
     get isTrusted() {
-      return false;
+      return this.#trusted;
     }
     get timeStamp() {
       return this.#timeStamp;
@@ -84,6 +85,12 @@
       this.#stopNow = true;
     }
     static {
+      // An event the platform itself fires (AbortSignal's abort) is trusted.
+      web.trustedEvent = (type) => {
+        const event = new Event(type);
+        event.#trusted = true;
+        return event;
+      };
       // EventTarget drives a dispatch through these (module-private) hooks.
       web.eventStart = (event, target) => {
         if (event.#dispatching) throw new DOMException("The event is already being dispatched.", "InvalidStateError");
