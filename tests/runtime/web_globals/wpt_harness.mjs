@@ -80,6 +80,13 @@ const rejects = async (promise, test) => {
 };
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// An exception thrown by an event listener is reported and the dispatch goes
+// on (HTML's "report an exception"; WPT allows it where a case expects it).
+// node reports it by ending the process unless something listens for it.
+if (typeof process === "object" && process.release?.name === "node") {
+  process.on("uncaughtException", (e) => console.error(`reported: ${show(e)}`));
+}
+
 async function runCases(limitMs = 5000) {
   for (const [name, fn] of CASES) {
     let timer;
