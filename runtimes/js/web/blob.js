@@ -1,6 +1,6 @@
 // Blob and File: immutable bytes with a MIME type, built from strings (as
-// UTF-8), buffers, views and other blobs. No streams: text(), arrayBuffer()
-// and bytes() read the whole blob.
+// UTF-8), buffers, views and other blobs. text(), arrayBuffer() and bytes()
+// read the whole blob; stream() is added by streams.js.
 (function (web) {
   const { install, native } = web;
 
