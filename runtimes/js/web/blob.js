@@ -53,12 +53,12 @@
     #type;
     #lastModified;
     constructor(parts = undefined, options = undefined) {
-      if (parts === undefined) parts = [];
-      else if (parts === null || typeof parts !== "object" || typeof parts[Symbol.iterator] !== "function") {
-        throw new TypeError("The \"sources\" argument must be a sequence");
-      }
-      // Parts are converted (left to right) before the options are read.
-      const strings = Array.from(parts, (p) => (p instanceof Blob || p instanceof ArrayBuffer || ArrayBuffer.isView(p) ? p : String(p)));
+      // A WebIDL sequence: @@iterator is read once, then each element is
+      // converted as it comes (left to right), before the options are read.
+      const iterate = parts === undefined ? [][Symbol.iterator] : parts !== null && typeof parts === "object" ? parts[Symbol.iterator] : undefined;
+      if (typeof iterate !== "function") throw new TypeError("The \"sources\" argument must be a sequence");
+      const sequence = { [Symbol.iterator]: () => iterate.call(parts === undefined ? [] : parts) };
+      const strings = Array.from(sequence, (p) => (p instanceof Blob || p instanceof ArrayBuffer || ArrayBuffer.isView(p) ? p : String(p)));
       const bagRead = readBag(options, new.target === File || new.target.prototype instanceof File);
       // "native" endings: every CR LF, CR or LF in a string part becomes the platform's LF.
       const chunks = strings.map((p) => partBytes(typeof p === "string" && bagRead.endings === "native" ? p.replace(/\r\n?/g, "\n") : p));
