@@ -1,6 +1,6 @@
-// performance.now() cases from web-platform-tests (hr-time/basic.any.js,
-// hr-time/monotonic-clock.any.js), through wpt_harness.mjs; names and the
-// magnitude check's figures are in wpt/performance.json (DATA).
+// performance cases from web-platform-tests (hr-time/basic.any.js,
+// hr-time/monotonic-clock.any.js, the first case of hr-time/timeOrigin.html),
+// through wpt_harness.mjs; names and figures are in wpt/performance.json (DATA).
 const [isFunction, positive, notNegative, magnitude] = DATA.basic;
 const B = "performance.basic.";
 check(B + isFunction, () => {
@@ -31,6 +31,17 @@ check(M + mNotNegative, () => {
   const a = globalThis.performance.now();
   const b = globalThis.performance.now();
   yes(b - a >= 0);
+});
+
+// hr-time/timeOrigin.html's first case: its assertions hold in any global.
+// The origin is read as the script starts, as WPT reads it at load.
+const origin = performance.timeOrigin;
+check("performance.timeOrigin." + DATA.timeOrigin.name, () => {
+  const cushion = DATA.timeOrigin.cushionMs;
+  const start = Date.now();
+  yes(start + cushion >= origin, "Date.now() at least the timeOrigin");
+  const now = performance.now();
+  yes(start <= origin + now + cushion, "Date.now() close to timeOrigin + now()");
 });
 
 await runCases();
