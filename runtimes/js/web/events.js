@@ -171,8 +171,10 @@
   }
 
   // AddEventListenerOptions, read as WebIDL does: capture, once, passive, signal.
+  // (A union with boolean: any other primitive but undefined and null is a capture flag.)
+  const isDictionary = (v) => v === undefined || v === null || typeof v === "object" || typeof v === "function";
   function flags(options) {
-    if (typeof options === "boolean") return { capture: options, once: false, passive: false, signal: undefined };
+    if (!isDictionary(options)) return { capture: Boolean(options), once: false, passive: false, signal: undefined };
     const o = dictionary(options, "options");
     const f = { capture: Boolean(o.capture), once: Boolean(o.once), passive: Boolean(o.passive), signal: o.signal };
     if (f.signal !== undefined && !(f.signal instanceof web.AbortSignal)) {
@@ -181,7 +183,7 @@
     return f;
   }
   // removeEventListener's EventListenerOptions has only capture.
-  const captureOf = (options) => (typeof options === "boolean" ? options : Boolean(dictionary(options, "options").capture));
+  const captureOf = (options) => Boolean(isDictionary(options) ? dictionary(options, "options").capture : options);
 
   // An error thrown by a listener must not stop the other listeners: it is
   // reported on stderr, as a browser reports it to the console.
