@@ -56,8 +56,7 @@
       case "Error": {
         const name = Object.prototype.hasOwnProperty.call(ERRORS, value.name) ? value.name : "Error";
         // Only an own message is carried, as HTML's serialization of errors says.
-        const own = Object.getOwnPropertyDescriptor(value, "message");
-        out = keep(own && "value" in own ? new ERRORS[name](String(own.value)) : new ERRORS[name]());
+        out = keep(Object.hasOwn(value, "message") ? new ERRORS[name](String(value.message)) : new ERRORS[name]());
         if ("stack" in value) Object.defineProperty(out, "stack", { value: value.stack, writable: true, configurable: true });
         if ("cause" in value) out.cause = cloneValue(value.cause, memory);
         return out;
