@@ -1,12 +1,13 @@
 """web-platform-tests cases for Blob/File, structuredClone, AbortController/
 AbortSignal, EventTarget/Event, timers and performance, with node as the reference.
 
-Each suite is a runner of ours (web_globals/wpt_<suite>.mjs, on the small case
-runner wpt_harness.mjs) applying WPT's vectors and case names (wpt/<suite>.json,
-taken from WPT with its licence) the way the WPT tests assert them. It runs
-under node and under `hugind run`; hugind must pass every case node passes,
-except the few listed in KNOWN with the reason. `python
-tests/runtime/test_web_wpt_objects.py [-v]` prints the pass rate per suite.
+Each suite is a runner of ours (web_globals/wpt_<suite>.mjs and any
+wpt_<suite>.<part>.mjs, on the small case runner wpt_harness.mjs) applying
+WPT's vectors and case names (wpt/<suite>.json, taken from WPT with its
+licence) the way the WPT tests assert them. It runs under node and under
+`hugind run`; hugind must pass every case node passes, except the few listed
+in KNOWN with the reason. `python tests/runtime/test_web_wpt_objects.py [-v]`
+prints the pass rate per suite.
 """
 
 from __future__ import annotations
@@ -42,7 +43,10 @@ def source(suite: str) -> str:
     # ensure_ascii keeps lone surrogates and controls intact through the file.
     table = json.dumps(json.loads(data.read_text()), ensure_ascii=True) if data.exists() else "null"
     harness = (SCRIPTS / "wpt_harness.mjs").read_text()
-    return f"{harness}\nconst DATA = {table};\n{(SCRIPTS / f'wpt_{suite}.mjs').read_text()}"
+    # A suite's steps: wpt_<suite>.mjs, then its further parts wpt_<suite>.<part>.mjs.
+    parts = [SCRIPTS / f"wpt_{suite}.mjs", *sorted(SCRIPTS.glob(f"wpt_{suite}.*.mjs"))]
+    steps = "\n".join(p.read_text() for p in parts)
+    return f"{harness}\nconst DATA = {table};\n{steps}\nawait runCases();\n"
 
 
 @needs_node

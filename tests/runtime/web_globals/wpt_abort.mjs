@@ -279,5 +279,3 @@ const STEPS = {
 for (const [file, cases] of Object.entries(DATA)) {
   for (const [name, expect] of cases) check(`abort.${file}.${name}`, () => STEPS[file][name](expect));
 }
-
-await runCases();

@@ -300,5 +300,3 @@ for (const [name, parts, how] of D.stream) {
     arrEq(await readAll(stream, { gc: how === "gc", mode: how === "byob" ? "byob" : undefined }), expected);
   });
 }
-
-await runCases();

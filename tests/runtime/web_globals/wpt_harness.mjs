@@ -1,5 +1,6 @@
 // A small case runner for the WPT-derived suites (wpt_*.mjs), written for
-// hugind: each case is a name and a step function; the steps run one at a
+// hugind: each case is a name and a step function (check); after the suite's
+// files, the test adds `await runCases()`. The steps run one at a
 // time (async ones awaited, each with a time limit), and each prints one line
 // "<name> ok|fail|timeout", then "done". Names are printed with every
 // non-printable or non-ASCII code unit escaped, so the line is the same bytes

@@ -43,5 +43,3 @@ check("performance.timeOrigin." + DATA.timeOrigin.name, () => {
   const now = performance.now();
   yes(start <= origin + now + cushion, "Date.now() close to timeOrigin + now()");
 });
-
-await runCases();

@@ -143,5 +143,3 @@ function timerCase(body) {
     arrEq(seen, DATA.microtask.order);
   });
 }
-
-await runCases();
