@@ -9,6 +9,12 @@
   class AbortSignal extends EventTarget {
     #aborted = false;
     #reason = undefined;
+    // AbortSignal.any(): a dependent signal follows the signals it was made
+    // from, always the non-dependent ones (the DOM standard's flattening), so
+    // an abort reaches every dependent in the order they were made.
+    #dependent = false;
+    #sources = [];
+    #dependents = [];
     constructor() {
       if (!creating) throw new TypeError("Illegal constructor");
       super();
@@ -25,7 +31,8 @@
     }
     static abort(reason = undefined) {
       const signal = newSignal();
-      signal.#signalAbort(reason);
+      signal.#aborted = true;
+      signal.#reason = reason === undefined ? abortError() : reason;
       return signal;
     }
     static timeout(ms) {
@@ -42,21 +49,37 @@
     static any(signals) {
       const list = Array.from(signals);
       const signal = newSignal();
-      const done = list.find((s) => s.aborted);
+      const done = list.find((s) => s.#aborted);
       if (done) {
-        signal.#signalAbort(done.reason);
+        signal.#aborted = true;
+        signal.#reason = done.#reason;
         return signal;
       }
+      signal.#dependent = true;
       for (const source of list) {
-        source.addEventListener("abort", () => signal.#signalAbort(source.reason), { once: true });
+        for (const s of source.#dependent ? source.#sources : [source]) {
+          if (signal.#sources.includes(s)) continue;
+          signal.#sources.push(s);
+          s.#dependents.push(signal);
+        }
       }
       return signal;
     }
+    // Mark this signal and its dependents aborted first, then fire the events:
+    // a listener of any of them sees all of them aborted.
     #signalAbort(reason) {
       if (this.#aborted) return;
       this.#aborted = true;
       this.#reason = reason === undefined ? abortError() : reason;
-      this.dispatchEvent(new Event("abort"));
+      const followers = [];
+      for (const d of this.#dependents) {
+        if (d.#aborted) continue;
+        d.#aborted = true;
+        d.#reason = this.#reason;
+        followers.push(d);
+      }
+      this.#dependents = [];
+      for (const s of [this, ...followers]) s.dispatchEvent(web.trustedEvent("abort"));
     }
     static {
       web.signalAbort = (signal, reason) => signal.#signalAbort(reason);

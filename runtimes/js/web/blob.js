@@ -1,6 +1,6 @@
 // Blob and File: immutable bytes with a MIME type, built from strings (as
-// UTF-8), buffers, views and other blobs. No streams: text(), arrayBuffer()
-// and bytes() read the whole blob.
+// UTF-8), buffers, views and other blobs. text(), arrayBuffer() and bytes()
+// read the whole blob; stream() is added by streams.js.
 (function (web) {
   const { install, native } = web;
 
@@ -17,14 +17,51 @@
     return /^[\x20-\x7e]*$/.test(t) ? t.toLowerCase() : "";
   };
 
+  // A WebIDL dictionary argument: undefined and null are empty, another
+  // primitive is a TypeError; members are read in lexicographic order.
+  const bag = (options, what) => {
+    if (options === undefined || options === null) return {};
+    if (typeof options !== "object" && typeof options !== "function") {
+      throw new TypeError(`The "${what}" argument must be an object`);
+    }
+    return options;
+  };
+  // WebIDL [Clamp] long long: NaN is 0, halves round to the even neighbour.
+  const clampLong = (v) => {
+    const n = Number(v);
+    if (Number.isNaN(n)) return 0;
+    const c = Math.min(Math.max(n, -Number.MAX_SAFE_INTEGER), Number.MAX_SAFE_INTEGER);
+    const f = Math.floor(c);
+    const rest = c - f;
+    return rest > 0.5 || (rest === 0.5 && f % 2 !== 0) ? f + 1 : f;
+  };
+  const ENDINGS = ["transparent", "native"];
+  function readBag(options, isFile) {
+    const o = bag(options, "options");
+    const rawEndings = o.endings;
+    const endings = rawEndings === undefined ? "transparent" : String(rawEndings);
+    if (!ENDINGS.includes(endings)) throw new TypeError(`The "endings" option must be "transparent" or "native"`);
+    // FilePropertyBag's lastModified (a long long) sorts between the two.
+    const lm = isFile ? o.lastModified : undefined;
+    const lastModified = lm === undefined ? Date.now() : Math.trunc(Number(lm)) || 0;
+    const rawType = o.type;
+    return { endings, lastModified, type: rawType === undefined ? "" : String(rawType) };
+  }
+
   class Blob {
     #bytes;
     #type;
-    constructor(parts = [], options = {}) {
-      if (parts === null || typeof parts !== "object" || typeof parts[Symbol.iterator] !== "function") {
-        throw new TypeError("The \"sources\" argument must be a sequence");
-      }
-      const chunks = Array.from(parts, partBytes);
+    #lastModified;
+    constructor(parts = undefined, options = undefined) {
+      // A WebIDL sequence: @@iterator is read once, then each element is
+      // converted as it comes (left to right), before the options are read.
+      const iterate = parts === undefined ? [][Symbol.iterator] : parts !== null && typeof parts === "object" ? parts[Symbol.iterator] : undefined;
+      if (typeof iterate !== "function") throw new TypeError("The \"sources\" argument must be a sequence");
+      const sequence = { [Symbol.iterator]: () => iterate.call(parts === undefined ? [] : parts) };
+      const strings = Array.from(sequence, (p) => (p instanceof Blob || p instanceof ArrayBuffer || ArrayBuffer.isView(p) ? p : String(p)));
+      const bagRead = readBag(options, new.target === File || new.target.prototype instanceof File);
+      // "native" endings: every CR LF, CR or LF in a string part becomes the platform's LF.
+      const chunks = strings.map((p) => partBytes(typeof p === "string" && bagRead.endings === "native" ? p.replace(/\r\n?/g, "\n") : p));
       const size = chunks.reduce((n, c) => n + c.length, 0);
       this.#bytes = new Uint8Array(size);
       let at = 0;
@@ -32,7 +69,8 @@
         this.#bytes.set(c, at);
         at += c.length;
       }
-      this.#type = cleanType(options && options.type);
+      this.#type = cleanType(bagRead.type);
+      this.#lastModified = bagRead.lastModified;
     }
     get size() {
       return this.#bytes.length;
@@ -40,12 +78,12 @@
     get type() {
       return this.#type;
     }
-    slice(start = 0, end = this.size, type = "") {
+    slice(start = 0, end = this.size, type = undefined) {
       const size = this.size;
       const clamp = (n) => (n < 0 ? Math.max(size + n, 0) : Math.min(n, size));
-      const from = clamp(Math.trunc(Number(start)) || 0);
-      const to = clamp(Math.trunc(Number(end)) || 0);
-      const blob = new Blob([], { type });
+      const from = clamp(clampLong(start));
+      const to = clamp(clampLong(end));
+      const blob = new Blob([], { type: type === undefined ? "" : type });
       blob.#bytes = this.#bytes.slice(from, Math.max(from, to));
       return blob;
     }
@@ -63,24 +101,23 @@
     }
     static {
       web.blobBytes = (blob) => blob.#bytes;
+      web.fileLastModified = (file) => file.#lastModified;
     }
   }
 
   class File extends Blob {
     #name;
-    #lastModified;
-    constructor(parts, name, options = {}) {
+    constructor(parts, name, options = undefined) {
       if (arguments.length < 2) throw new TypeError("The \"fileName\" argument must be specified");
+      if (parts === undefined) throw new TypeError("The \"fileBits\" argument must be a sequence");
       super(parts, options);
       this.#name = String(name);
-      const lm = options && options.lastModified;
-      this.#lastModified = lm === undefined ? Date.now() : Math.trunc(Number(lm)) || 0;
     }
     get name() {
       return this.#name;
     }
     get lastModified() {
-      return this.#lastModified;
+      return web.fileLastModified(this);
     }
     get [Symbol.toStringTag]() {
       return "File";

@@ -3,7 +3,8 @@
 // Set, arrays, plain objects (own enumerable string keys; prototypes are not
 // kept), errors, Blob and File; shared references and cycles are preserved.
 // Functions, symbols, WeakMap/WeakSet, promises and other platform objects
-// throw a DataCloneError. `transfer` is accepted only when empty.
+// throw a DataCloneError, as do views out of their resized buffer's bounds.
+// `transfer` takes ArrayBuffers (copied into the clone, then detached).
 (function (web) {
   const { install } = web;
 
@@ -30,10 +31,19 @@
       case "RegExp":
         return keep(new RegExp(value.source, value.flags));
       case "ArrayBuffer":
-        return keep(value.slice(0));
+        return keep(copyBuffer(value));
       case "DataView": {
+        // A view whose (resized) buffer no longer holds it cannot be serialized.
+        let at;
+        try {
+          at = [value.byteOffset, value.byteLength];
+        } catch {
+          throw cannot("An out-of-bounds DataView");
+        }
         const buffer = cloneValue(value.buffer, memory);
-        return keep(new DataView(buffer, value.byteOffset, value.byteLength));
+        // A length-tracking view (on a resizable buffer) stays length-tracking.
+        const tracking = value.buffer.resizable && at[0] + at[1] === value.buffer.byteLength && tracksLength(value);
+        return keep(tracking ? new DataView(buffer, at[0]) : new DataView(buffer, at[0], at[1]));
       }
       case "Map":
         out = keep(new Map());
@@ -45,7 +55,8 @@
         return out;
       case "Error": {
         const name = Object.prototype.hasOwnProperty.call(ERRORS, value.name) ? value.name : "Error";
-        out = keep(new ERRORS[name](value.message));
+        // Only an own message is carried, as HTML's serialization of errors says.
+        out = keep(Object.hasOwn(value, "message") ? new ERRORS[name](String(value.message)) : new ERRORS[name]());
         if ("stack" in value) Object.defineProperty(out, "stack", { value: value.stack, writable: true, configurable: true });
         if ("cause" in value) out.cause = cloneValue(value.cause, memory);
         return out;
@@ -61,12 +72,49 @@
         return out;
       default:
         if (ArrayBuffer.isView(value)) {
+          // ValidateTypedArray throws for a view out of its (resized) buffer's bounds.
+          try {
+            TYPED_KEYS.call(value);
+          } catch {
+            throw cannot("An out-of-bounds TypedArray");
+          }
           const buffer = cloneValue(value.buffer, memory);
-          return keep(new value.constructor(buffer, value.byteOffset, value.length));
+          const Ctor = TYPED[kind];
+          const tracking = value.buffer.resizable && tracksLength(value);
+          return keep(tracking ? new Ctor(buffer, value.byteOffset) : new Ctor(buffer, value.byteOffset, value.length));
         }
         if (value instanceof web.Blob) return keep(cloneBlob(value));
         throw cannot(kind === "Object" ? "#<Object>" : `#<${kind}>`);
     }
+  }
+
+  const TYPED_KEYS = Object.getPrototypeOf(Uint8Array.prototype).keys;
+  const TYPED = Object.fromEntries(
+    [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array, Uint32Array, Float32Array,
+      Float64Array, BigInt64Array, BigUint64Array].map((C) => [C.name, C]),
+  );
+  if (typeof Float16Array === "function") TYPED.Float16Array = Float16Array;
+
+  // A resizable buffer is copied as a resizable one with the same maximum.
+  function copyBuffer(buffer) {
+    if (!buffer.resizable) return buffer.slice(0);
+    const out = new ArrayBuffer(buffer.byteLength, { maxByteLength: buffer.maxByteLength });
+    new Uint8Array(out).set(new Uint8Array(buffer));
+    return out;
+  }
+
+  // Whether a view on a resizable buffer follows the buffer's length (HTML
+  // keeps that in the clone). No getter tells, so grow the buffer by one byte,
+  // see whether the view grew, and shrink it back, all before any other code runs.
+  function tracksLength(view) {
+    const buffer = view.buffer;
+    if (buffer.byteLength === buffer.maxByteLength) return false;
+    const before = view.byteLength;
+    const size = buffer.byteLength;
+    buffer.resize(size + 1);
+    const grew = view.byteLength !== before;
+    buffer.resize(size);
+    return grew;
   }
 
   function cloneBlob(blob) {
@@ -82,10 +130,19 @@
     structuredClone(...args) {
       if (args.length === 0) throw new TypeError("The \"value\" argument must be specified");
       const [value, options] = args;
-      if (options && options.transfer && Array.from(options.transfer).length) {
-        throw new DOMException("Transferring objects is not supported in hugind", "DataCloneError");
+      const transfer = options === undefined || options === null || options.transfer === undefined ? [] : Array.from(options.transfer);
+      // Only ArrayBuffers can be transferred here: each is copied into the
+      // clone and then detached, as a transfer leaves the original empty.
+      const memory = new Map();
+      for (const item of transfer) {
+        if (tag(item) !== "ArrayBuffer") throw cannot(`Value at index ${transfer.indexOf(item)} does not have a transferable type; it`);
+        if (memory.has(item)) throw new DOMException("Duplicate ArrayBuffer in the transfer list.", "DataCloneError");
+        if (item.detached) throw new DOMException("An ArrayBuffer is detached and could not be cloned.", "DataCloneError");
+        memory.set(item, copyBuffer(item));
       }
-      return cloneValue(value, new Map());
+      const out = cloneValue(value, memory);
+      for (const item of transfer) item.transfer();
+      return out;
     },
   };
   Object.defineProperty(structuredClone, "length", { value: 1 });

@@ -507,6 +507,16 @@
       },
     });
   web.isReadableStream = (x) => x instanceof ReadableStream;
+
+  // Blob.prototype.stream (File API): the blob's bytes as one chunk (a
+  // default stream: byte streams and BYOB readers are not here).
+  const { stream } = {
+    stream() {
+      if (!(this instanceof web.Blob)) throw new TypeError("Illegal invocation");
+      return web.bytesStream(web.blobBytes(this));
+    },
+  };
+  Object.defineProperty(web.Blob.prototype, "stream", { value: stream, writable: true, enumerable: true, configurable: true });
   web.streamDisturbed = (stream) => web.streamRecord(stream).disturbed;
 
   install("ReadableStream", ReadableStream);

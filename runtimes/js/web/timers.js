@@ -7,7 +7,9 @@
   let nextTimer = 1;
   const live = new Map(); // id -> {fn, args, ms, repeat}
 
-  const delay = (ms) => Math.max(0, Number(ms) || 0);
+  // The timeout is a WebIDL long: ToInt32 wraps it (2 ** 32 is 0, 2 ** 31 is
+  // negative), and HTML makes a negative one 0.
+  const delay = (ms) => Math.max(0, Number(ms) | 0);
 
   function arm(id) {
     const timer = live.get(id);
@@ -23,17 +25,18 @@
     if (typeof fn !== "function") throw new TypeError("The \"callback\" argument must be of type function");
     const id = nextTimer++;
     // An interval of 0 would spin through host calls; browsers clamp too.
-    live.set(id, { fn, args, ms: repeat ? Math.max(1, delay(ms)) : delay(ms), repeat });
+    live.set(id, { fn, args, ms: repeat ? Math.max(1, ms) : ms, repeat });
     arm(id);
     return id;
   }
 
   const clear = (id) => void live.delete(typeof id === "number" ? id : Number(id));
-  install("setTimeout", (fn, ms = 0, ...args) => start(fn, ms, args, false));
-  install("setInterval", (fn, ms = 0, ...args) => start(fn, ms, args, true));
+  install("setTimeout", (fn, ms = 0, ...args) => start(fn, delay(ms), args, false));
+  install("setInterval", (fn, ms = 0, ...args) => start(fn, delay(ms), args, true));
   // Two functions, each with its own name, as the global's operations are.
   install("clearTimeout", (id) => clear(id));
   install("clearInterval", (id) => clear(id));
-  web.setTimeout = (fn, ms) => start(fn, ms, [], false);
+  // For the platform's own timers (AbortSignal.timeout's unsigned long long): not wrapped.
+  web.setTimeout = (fn, ms) => start(fn, Math.max(0, Number(ms) || 0), [], false);
   web.clearTimeout = clear;
 });
