@@ -41,7 +41,7 @@ QUICKJS_NG_VERSION = "0.17.0.2"
 QUICKJS_NG_SDIST_SHA256 = "43d2e48272208721a7aaea8e3f02d4b9318f12ef20cc4f5421b59d9a470706ef"
 QUICKJS_SOURCES = ("quickjs.c", "libregexp.c", "libunicode.c", "dtoa.c")
 # hugind's own C beside the shim, linked into both variants.
-OWN_SOURCES = ("json_number.c",)
+OWN_SOURCES = ("json_number.c", "engine_alloc.c")
 # Per-unit defines for QuickJS's sources. JSON.parse calls strtod, which in
 # wasi-libc computes in software float128; json_number.c converts instead.
 QUICKJS_DEFINES = {"quickjs.c": ("-Dstrtod=hugind_json_strtod",)}

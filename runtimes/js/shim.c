@@ -17,6 +17,8 @@
 #include "quickjs.h"
 #include "prelude.h" /* generated: hugind_prelude_src[], hugind_prelude_len */
 
+extern const JSMallocFunctions hugind_malloc_functions; /* engine_alloc.c */
+
 #define HUGIND_ABI_VERSION 1
 
 /* ---- imports of module "hugind" (see ABI.md) ---------------------------- */
@@ -890,7 +892,7 @@ static int install_json_parse_guard(void) {
 static int engine_init(void) {
     if (ctx)
         return 0;
-    rt = JS_NewRuntime();
+    rt = JS_NewRuntime2(&hugind_malloc_functions, NULL); /* engine_alloc.c */
     if (!rt)
         return -1;
     ctx = JS_NewContext(rt);
