@@ -40,6 +40,11 @@ from pathlib import Path
 QUICKJS_NG_VERSION = "0.17.0.2"
 QUICKJS_NG_SDIST_SHA256 = "43d2e48272208721a7aaea8e3f02d4b9318f12ef20cc4f5421b59d9a470706ef"
 QUICKJS_SOURCES = ("quickjs.c", "libregexp.c", "libunicode.c", "dtoa.c")
+# hugind's own C beside the shim, linked into both variants.
+OWN_SOURCES = ("json_number.c", "engine_alloc.c")
+# Per-unit defines for QuickJS's sources. JSON.parse calls strtod, which in
+# wasi-libc computes in software float128; json_number.c converts instead.
+QUICKJS_DEFINES = {"quickjs.c": ("-Dstrtod=hugind_json_strtod",)}
 ENGINE_NAME = "hugind-js.wasm"
 STANDALONE_NAME = "hugind-js-standalone.wasm"
 
@@ -259,12 +264,12 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False, progress: Calla
         h = hashlib.sha256()
         for name in (*QUICKJS_SOURCES, *sorted(p.name for p in sources.glob("*.h"))):
             h.update(name.encode() + b"\0" + (sources / name).read_bytes())
-        for own in ("shim.c", "standalone.js"):
+        for own in ("shim.c", *OWN_SOURCES, "standalone.js"):
             h.update(own.encode() + b"\0" + (HERE / own).read_bytes())
         # The assembled prelude: every file it is made of, and how it is joined.
         prelude = assemble_prelude()
         h.update(b"prelude.js\0" + prelude)
-        h.update(json.dumps([CFLAGS, LDFLAGS, _zig_version()]).encode())
+        h.update(json.dumps([CFLAGS, LDFLAGS, QUICKJS_DEFINES, _zig_version()]).encode())
         key = h.hexdigest()
         target = out_dir / ENGINE_NAME
         cached = _cache_dir() / f"{key}.wasm"
@@ -278,7 +283,8 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False, progress: Calla
             (HERE / "standalone.js").read_bytes(), tmp / "standalone.h", "standalone.js", "hugind_standalone"
         )
         # QuickJS is compiled once for both variants; only the shim differs.
-        jobs = [(sources / n, tmp / f"{Path(n).stem}.o", ()) for n in QUICKJS_SOURCES]
+        jobs = [(sources / n, tmp / f"{Path(n).stem}.o", QUICKJS_DEFINES.get(n, ())) for n in QUICKJS_SOURCES]
+        jobs += [(HERE / n, tmp / f"{Path(n).stem}.o", ()) for n in OWN_SOURCES]
         jobs.append((HERE / "shim.c", tmp / "shim.o", ()))
         jobs.append((HERE / "shim.c", tmp / "shim-standalone.o", ("-DHUGIND_STANDALONE",)))
         include = [sources, tmp]
@@ -293,7 +299,7 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False, progress: Calla
         with ThreadPoolExecutor(max_workers=max(1, os.cpu_count() or 1)) as pool:
             list(pool.map(compile_one, jobs))
         tell("linking the engine and its standalone variant")
-        quickjs = [str(obj) for _, obj, _ in jobs[: len(QUICKJS_SOURCES)]]
+        quickjs = [str(obj) for _, obj, _ in jobs[: len(QUICKJS_SOURCES) + len(OWN_SOURCES)]]
         linked = _link(zig, [*quickjs, str(tmp / "shim.o")], tmp / ENGINE_NAME)
         linked_standalone = _link(zig, [*quickjs, str(tmp / "shim-standalone.o")], tmp / STANDALONE_NAME)
         for src, dst in ((linked, cached), (linked_standalone, cached_standalone)):
