@@ -203,6 +203,7 @@ WEB_MODULES = (
     "formdata.js",
     "crypto.js",
     "clone.js",
+    "messaging.js",
     "streams.js",
     "headers.js",
     "fetch.js",

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "quickjs.h"
@@ -938,6 +939,38 @@ uint8_t *hugind_alloc(int32_t size) { return size < 0 ? NULL : malloc(size ? (si
 __attribute__((export_name("hugind_free")))
 void hugind_free(uint8_t *ptr) { free(ptr); }
 
+/* performance, counting from now. QuickJS-NG's JS_AddPerformance gives
+   `timeOrigin` on its monotonic clock, which cannot be changed afterwards (the
+   property is not configurable); High Resolution Time and node give it in
+   milliseconds of the Unix epoch. So the global is replaced by an object
+   holding the engine's `now` (it counts from the same instant) and the
+   epoch's time of that instant. */
+static int add_performance(void) {
+    if (JS_AddPerformance(ctx))
+        return -1;
+    struct timespec ts;
+    if (clock_gettime(CLOCK_REALTIME, &ts))
+        return -1;
+    double origin = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+    JSValue global = JS_GetGlobalObject(ctx);
+    JSValue engine_perf = JS_GetPropertyStr(ctx, global, "performance");
+    JSValue now = JS_GetPropertyStr(ctx, engine_perf, "now");
+    JS_FreeValue(ctx, engine_perf);
+    JSValue perf = JS_NewObject(ctx);
+    int rc = -1;
+    if (!JS_IsException(now) && !JS_IsException(perf) &&
+        JS_DefinePropertyValueStr(ctx, perf, "now", now, JS_PROP_ENUMERABLE) >= 0 &&
+        JS_DefinePropertyValueStr(ctx, perf, "timeOrigin", JS_NewFloat64(ctx, origin), JS_PROP_ENUMERABLE) >= 0 &&
+        JS_DefinePropertyValueStr(ctx, global, "performance", JS_DupValue(ctx, perf),
+                                  JS_PROP_WRITABLE | JS_PROP_ENUMERABLE | JS_PROP_CONFIGURABLE) >= 0)
+        rc = 0;
+    else if (!JS_IsException(now) && JS_IsException(perf))
+        JS_FreeValue(ctx, now);
+    JS_FreeValue(ctx, perf);
+    JS_FreeValue(ctx, global);
+    return rc;
+}
+
 /* Limits the host wants the engine to enforce itself (in bytes); turning a
    memory bomb into a catchable JS "out of memory" error beats a trap.
    Called once per instance, after instantiation: with a snapshot this is the
@@ -949,7 +982,7 @@ int32_t hugind_js_configure(int32_t memory_limit, int32_t stack_limit) {
     if (engine_init())
         return -1;
     /* performance.timeOrigin/now() count from this instance's start, not the snapshot's. */
-    if (JS_AddPerformance(ctx))
+    if (add_performance())
         return -1;
     if (memory_limit > 0)
         JS_SetMemoryLimit(rt, (size_t)memory_limit);
@@ -1094,7 +1127,6 @@ int32_t hugind_complete_many(uint8_t *batch, int32_t len) {
  * The hugind host calls are answered by standalone.js (compiled in below),
  * so the prelude and the module loader above run exactly as under hugind.
  */
-#include <time.h>
 #include <wasi/api.h>
 
 #include "standalone.h" /* generated: hugind_standalone_src[], hugind_standalone_len */
@@ -1292,7 +1324,7 @@ void hugind_standalone_start(void) {
     /* What is this instance's own, not the snapshot's: where its stack starts,
        and the origin of performance.now(). */
     JS_SetMaxStackSize(rt, STANDALONE_JS_STACK_LIMIT);
-    if (JS_AddPerformance(ctx)) {
+    if (add_performance()) {
         engine_fatal("performance could not be set up");
         _Exit(STANDALONE_EXIT_BROKEN);
     }

@@ -56,7 +56,21 @@ NODE_DEVIATIONS = {
             "Blob.prototype.bytes",
         )
     },
+    # node's MessageChannel, MessagePort and MessageEvent are its own C++
+    # bindings: WebIDL makes an interface's `prototype` non-writable, names an
+    # attribute's getter "get <name>", and gives close() length 0 and
+    # postMessage(message, ...) length 1.
+    "globalThis.MessageChannel.prototype": {"writable": False},
+    "globalThis.MessagePort.prototype": {"writable": False},
+    "globalThis.MessagePort.prototype.close": {"name": "close", "length": 0},
+    "globalThis.MessagePort.prototype.postMessage": {"length": 1},
+    **{
+        f"globalThis.MessageEvent.prototype.{name}": {"name": f"get {name}"}
+        for name in ("data", "lastEventId", "origin", "ports", "source")
+    },
 }
+# The deviations that are a property's attributes; the others are its function's.
+ATTRIBUTES = ("enumerable", "writable")
 
 
 def _rows(stdout: bytes) -> dict[str, dict]:
@@ -80,7 +94,7 @@ def _function_problems(path: str, what: str, mine: dict, node: dict) -> list[str
         return [f"{path}: {what} is a {mine['type']}, node's a {node['type']}"]
     if mine["type"] != "function":
         return []
-    expected = {**node, **{k: v for k, v in NODE_DEVIATIONS.get(path, {}).items() if k != "enumerable"}}
+    expected = {**node, **{k: v for k, v in NODE_DEVIATIONS.get(path, {}).items() if k not in ATTRIBUTES}}
     problems = [
         f"{path}: {what}.{key} is {mine[key]!r}, node's {expected[key]!r}"
         for key in ("name", "length")
@@ -110,7 +124,7 @@ def row_problems(path: str, mine: dict, node: dict) -> list[str]:
             problems.append(f"{path}: enumerable {mine['enumerable']}, node's {node['enumerable']}")
         theirs = node["value"] if "value" in node else node["resolved"]
         return problems + _function_problems(path, "value", mine["value"], theirs)
-    expected = {**node, **{k: v for k, v in NODE_DEVIATIONS.get(path, {}).items() if k == "enumerable"}}
+    expected = {**node, **{k: v for k, v in NODE_DEVIATIONS.get(path, {}).items() if k in ATTRIBUTES}}
     problems = [
         f"{path}: {key} {mine.get(key)!r}, node's {expected.get(key)!r}"
         for key in ("enumerable", "configurable", "writable")

@@ -31,10 +31,6 @@ SUITES = {"abort": 30, "blob": 150, "events": 80, "performance": 4, "structured_
 # Cases node passes that hugind does not, each with why (none may go stale).
 KNOWN: dict[str, str] = {
     "blob.Blob-stream.Reading Blob.stream() with BYOB reader": "streams.js has no byte streams, so no BYOB reader",
-    "performance.timeOrigin.Window timeOrigin is close to Date.now() when there is no system clock adjustment.": (
-        "QuickJS-NG's JS_AddPerformance (called in shim.c) sets timeOrigin from its monotonic clock, not the Unix epoch"
-    ),
-    "structured_clone.MessagePort": "hugind has no MessageChannel (no second realm to post to)",
 }
 
 

@@ -4,7 +4,8 @@
 // kept), errors, Blob and File; shared references and cycles are preserved.
 // Functions, symbols, WeakMap/WeakSet, promises and other platform objects
 // throw a DataCloneError, as do views out of their resized buffer's bounds.
-// `transfer` takes ArrayBuffers (copied into the clone, then detached).
+// `transfer` takes ArrayBuffers (copied into the clone, then detached) and
+// MessagePorts (a new port takes the original's place in its pair).
 (function (web) {
   const { install } = web;
 
@@ -131,20 +132,32 @@
       if (args.length === 0) throw new TypeError("The \"value\" argument must be specified");
       const [value, options] = args;
       const transfer = options === undefined || options === null || options.transfer === undefined ? [] : Array.from(options.transfer);
-      // Only ArrayBuffers can be transferred here: each is copied into the
-      // clone and then detached, as a transfer leaves the original empty.
+      // ArrayBuffers and MessagePorts can be transferred: a buffer is copied into
+      // the clone and then detached, as a transfer leaves the original empty; a
+      // port is replaced in its pair by a new one (messaging.js), once the clone
+      // has succeeded.
       const memory = new Map();
+      const ports = [];
       for (const item of transfer) {
+        if (web.MessagePort && item instanceof web.MessagePort) {
+          if (memory.has(item)) throw new DOMException("Duplicate MessagePort in the transfer list.", "DataCloneError");
+          const moved = web.portShell(item);
+          memory.set(item, moved);
+          ports.push([item, moved]);
+          continue;
+        }
         if (tag(item) !== "ArrayBuffer") throw cannot(`Value at index ${transfer.indexOf(item)} does not have a transferable type; it`);
         if (memory.has(item)) throw new DOMException("Duplicate ArrayBuffer in the transfer list.", "DataCloneError");
         if (item.detached) throw new DOMException("An ArrayBuffer is detached and could not be cloned.", "DataCloneError");
         memory.set(item, copyBuffer(item));
       }
       const out = cloneValue(value, memory);
-      for (const item of transfer) item.transfer();
+      for (const item of transfer) if (!(web.MessagePort && item instanceof web.MessagePort)) item.transfer();
+      for (const [port, moved] of ports) web.portMove(port, moved);
       return out;
     },
   };
   Object.defineProperty(structuredClone, "length", { value: 1 });
+  web.structuredClone = structuredClone;
   install("structuredClone", structuredClone);
 });
