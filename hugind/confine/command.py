@@ -31,15 +31,13 @@ from hugind.confine import seccomp, shell_limits
 from hugind.confine.cgroup import ChildCgroup
 from hugind.confine.limits import spec_words
 from hugind.confine.plan import ChildPlan, symlinked_system_dirs
-from hugind.confine.probe import LAUNCHER, Capabilities
+from hugind.confine.probe import LAUNCHER, NOBODY, NOBODY_STAGE, Capabilities
 
 # /proc, /dev and /tmp are replaced at depth 1, before deeper binds (a root
 # under /tmp must stay visible on top of the private /tmp).
 SPECIAL_MOUNTS = (("--proc", "/proc"), ("--dev", "/dev"), ("--tmpfs", "/tmp"), ("--tmpfs", "/var/tmp"))
 FIRST_AT_DEPTH = 0
 LIMITS = Path(__file__).resolve().parent / "limits.py"  # sets rlimits inside bwrap where sh cannot, then execs
-NOBODY = Path(__file__).resolve().parent / "nobody.py"  # starts bwrap as the host's nobody (root only)
-NOBODY_STAGE = "/tmp"  # nobody.STAGE: where it attaches the paths bwrap binds
 # What the launcher can apply (namespaces: user, mount view, PID, network, IPC, UTS).
 LAUNCHER_LAYERS = frozenset({"namespaces", "landlock", "seccomp", "capabilities"})
 
@@ -243,7 +241,7 @@ def launcher_argv(
         "parent": os.getpid(),
         "cgroup_procs": cgroup.procs if cgroup is not None else None,
         "namespaces": caps.namespaces and "namespaces" in on,
-        "nobody": caps.root and caps.nobody and caps.namespaces and "namespaces" in on,
+        "nobody": caps.nobody and "namespaces" in on,  # probed only as root, with namespaces
         "loopback": proxy is not None,
         "landlock": caps.landlock_abi if "landlock" in on else 0,
         "read": read,

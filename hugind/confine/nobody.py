@@ -34,7 +34,6 @@ CLONE_NEWUSER = 0x10000000
 SYS_OPEN_TREE = 428
 OPEN_TREE_CLONE = 1
 OPEN_TREE_CLOEXEC = os.O_CLOEXEC
-AT_RECURSIVE = 0x8000
 AT_EMPTY_PATH = 0x1000
 AT_SYMLINK_NOFOLLOW = 0x100
 MOUNT_ATTR_IDMAP = 0x00100000
@@ -84,7 +83,7 @@ def _write(path: str, text: str) -> None:
 def clone(path: str) -> int:
     """A detached copy of the mount tree at ``path`` (not following a final link): unlike a
     path or an ``O_PATH`` descriptor, it can be attached in the mount namespace made later."""
-    flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE | AT_SYMLINK_NOFOLLOW
+    flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | mounts.AT_RECURSIVE | AT_SYMLINK_NOFOLLOW
     fd = mounts.libc().syscall(SYS_OPEN_TREE, mounts.AT_FDCWD, path.encode(), flags)
     if fd < 0:
         raise mounts.fail(f"open_tree({path})")
@@ -96,7 +95,7 @@ def idmapped(path: str, userns: int) -> int:
     cannot be idmapped."""
     fd = clone(path)
     try:
-        mounts.mount_setattr("", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_IDMAP, 0, dirfd=fd, userns=userns)
+        mounts.mount_setattr("", AT_EMPTY_PATH | mounts.AT_RECURSIVE, MOUNT_ATTR_IDMAP, 0, dirfd=fd, userns=userns)
     except OSError as exc:
         os.close(fd)
         raise OSError(exc.errno, f"idmapping {path}: {os.strerror(exc.errno or 0)}") from None

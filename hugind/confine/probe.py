@@ -29,7 +29,8 @@ BWRAP_ENV = "HUGIND_BWRAP"
 # that requires confinement then refuses children instead of running them bare.
 DISABLE_ENV = "HUGIND_CONFINE_DISABLE"
 LAUNCHER = Path(__file__).resolve().parent / "launcher.py"
-NOBODY = Path(__file__).resolve().parent / "nobody.py"
+NOBODY = Path(__file__).resolve().parent / "nobody.py"  # starts bwrap as the host's nobody (root only)
+NOBODY_STAGE = "/tmp"  # nobody.STAGE: where it attaches the paths bwrap binds
 PROBE_TIMEOUT = 10.0
 PROBE_RETRY_PAUSE = 0.2
 
@@ -189,7 +190,8 @@ def _probe_bwrap_nobody(bwrap: str) -> str:
     """'' when nobody.py can start ``bwrap`` as nobody with a staged writable root."""
     with tempfile.TemporaryDirectory(prefix="hugind-probe-") as writable:
         stage = [sys.executable, "-I", "-S", str(NOBODY), "write", writable, "read", "/", "--"]
-        sandbox = [bwrap, "--ro-bind", "/tmp/1", "/", "--bind", "/tmp/0", writable, "--unshare-all"]
+        sandbox = [bwrap, "--ro-bind", f"{NOBODY_STAGE}/1", "/", "--bind", f"{NOBODY_STAGE}/0", writable]
+        sandbox += ["--unshare-all"]
         sandbox += ["--unshare-user", "--disable-userns", "--die-with-parent", "--chdir", writable]
         return _run_probe([*stage, *sandbox, "/bin/sh", "-c", "echo > probe"])
 
