@@ -137,9 +137,10 @@
       // port is replaced in its pair by a new one (messaging.js), once the clone
       // has succeeded.
       const memory = new Map();
+      const buffers = [];
       const ports = [];
       for (const item of transfer) {
-        if (web.MessagePort && item instanceof web.MessagePort) {
+        if (item instanceof web.MessagePort) {
           if (memory.has(item)) throw new DOMException("Duplicate MessagePort in the transfer list.", "DataCloneError");
           const moved = web.portShell(item);
           memory.set(item, moved);
@@ -150,9 +151,10 @@
         if (memory.has(item)) throw new DOMException("Duplicate ArrayBuffer in the transfer list.", "DataCloneError");
         if (item.detached) throw new DOMException("An ArrayBuffer is detached and could not be cloned.", "DataCloneError");
         memory.set(item, copyBuffer(item));
+        buffers.push(item);
       }
       const out = cloneValue(value, memory);
-      for (const item of transfer) if (!(web.MessagePort && item instanceof web.MessagePort)) item.transfer();
+      for (const buffer of buffers) buffer.transfer();
       for (const [port, moved] of ports) web.portMove(port, moved);
       return out;
     },

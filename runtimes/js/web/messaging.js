@@ -57,14 +57,12 @@
     }
     postMessage(message, transfer = undefined) {
       if (arguments.length === 0) throw new TypeError("The \"message\" argument must be specified");
-      const list = Array.isArray(transfer) || transfer === undefined || transfer === null || typeof transfer !== "object"
-        ? transfer
-        : transfer.transfer;
-      if (list !== undefined && list !== null && Array.from(list).includes(this)) {
-        throw new DOMException("A port cannot be transferred through itself.", "DataCloneError");
-      }
-      const ports = list === undefined || list === null ? [] : Array.from(list).filter((p) => p instanceof MessagePort);
-      const copy = web.structuredClone([message, ports], { transfer: list === undefined || list === null ? [] : list });
+      // A sequence, or StructuredSerializeOptions holding one.
+      const list = Array.isArray(transfer) || typeof transfer !== "object" || transfer === null ? transfer : transfer.transfer;
+      const items = list === undefined || list === null ? [] : Array.from(list);
+      if (items.includes(this)) throw new DOMException("A port cannot be transferred through itself.", "DataCloneError");
+      const ports = items.filter((p) => p instanceof MessagePort);
+      const copy = web.structuredClone([message, ports], { transfer: items });
       const target = this.#other;
       if (target === null) return;
       target.#queue.push(copy);
@@ -109,7 +107,6 @@
       web.portMove = (port, moved) => {
         moved.#other = port.#other;
         moved.#queue = port.#queue;
-        moved.#started = false;
         if (moved.#other !== null) moved.#other.#other = moved;
         port.#other = null;
         port.#closed = port.#detached = true;
