@@ -1,0 +1,90 @@
+/* A stable merge sort for the two sorts whose comparisons call JS:
+   Array.prototype.sort (and toSorted) with or without a comparator, and
+   %TypedArray%.prototype.sort with one. Included by quickjs_hugind.c.
+
+   Each comparison there is a JS call (or a ToString and a string compare),
+   so the number of comparisons is the cost. QuickJS's rqsort, an introsort,
+   made 3.75M comparisons sorting 200k random numbers; binary insertion into runs
+   of 32, then bottom-up merges, make 3.33M (node's TimSort 3.26M; log2(n!) is
+   3.23M), and n - 1 plus one per merge on input already in order. The order it gives is the one the
+   engine's comparators already define: equal elements keep their order.
+
+   It needs a scratch array as large as the input; when that cannot be had,
+   rqsort sorts in place, as before. A comparator that throws makes every later
+   comparison return 0 (the comparators' own rule), so the sort ends quickly and
+   the caller reports the exception. */
+
+#define HUGIND_SORT_RUN 32
+
+#define HUGIND_DEFINE_MERGE_SORT(NAME, T)                                                          \
+    static void NAME(T *a, T *scratch, size_t n, cmp_f cmp, void *opaque) {                        \
+        for (size_t lo = 0; lo < n; lo += HUGIND_SORT_RUN) {                                       \
+            size_t hi = n - lo < HUGIND_SORT_RUN ? n : lo + HUGIND_SORT_RUN;                       \
+            int ordered = 1; /* so far each element was in place: try that first */               \
+            for (size_t i = lo + 1; i < hi; i++) {                                                 \
+                size_t left = lo, right = i;                                                       \
+                if (ordered) {                                                                     \
+                    if (cmp(&a[i - 1], &a[i], opaque) <= 0)                                        \
+                        continue;                                                                  \
+                    ordered = 0;                                                                   \
+                    right = i - 1; /* a[i - 1] is greater */                                       \
+                }                                                                                  \
+                T x = a[i];                                                                        \
+                while (left < right) { /* the first element greater than x */                     \
+                    size_t mid = left + (right - left) / 2;                                        \
+                    if (cmp(&x, &a[mid], opaque) < 0)                                              \
+                        right = mid;                                                               \
+                    else                                                                           \
+                        left = mid + 1;                                                            \
+                }                                                                                  \
+                for (size_t k = i; k > left; k--)                                                  \
+                    a[k] = a[k - 1];                                                               \
+                a[left] = x;                                                                       \
+            }                                                                                      \
+        }                                                                                          \
+        T *from = a, *to = scratch;                                                                \
+        for (size_t width = HUGIND_SORT_RUN; width < n; width *= 2) {                              \
+            for (size_t lo = 0; lo < n; lo += 2 * width) {                                         \
+                size_t mid = n - lo < width ? n : lo + width;                                      \
+                size_t hi = n - mid < width ? n : mid + width;                                     \
+                size_t i = lo, j = mid, k = lo;                                                    \
+                if (mid < hi && cmp(&from[mid - 1], &from[mid], opaque) > 0) {                     \
+                    while (i < mid && j < hi) /* the right one first only if smaller */            \
+                        to[k++] = cmp(&from[j], &from[i], opaque) < 0 ? from[j++] : from[i++];     \
+                }                                                                                  \
+                while (i < mid)                                                                    \
+                    to[k++] = from[i++];                                                           \
+                while (j < hi)                                                                     \
+                    to[k++] = from[j++];                                                           \
+            }                                                                                      \
+            T *swap = from;                                                                        \
+            from = to;                                                                             \
+            to = swap;                                                                             \
+        }                                                                                          \
+        if (from != a)                                                                             \
+            memcpy(a, from, n * sizeof(T));                                                        \
+    }
+
+HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_slots, ValueSlot)
+HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_indices, uint32_t)
+
+static void hugind_sort(void *base, size_t nmemb, size_t size, cmp_f cmp, void *opaque) {
+    /* Both comparison contexts start with the JSContext. */
+    JSContext *ctx = *(JSContext **)opaque;
+    int slots = cmp == js_array_cmp_generic && size == sizeof(ValueSlot);
+    int indices = cmp == js_TA_cmp_generic && size == sizeof(uint32_t);
+    void *scratch = NULL;
+    if (nmemb < 2)
+        return;
+    if ((slots || indices) && nmemb <= SIZE_MAX / size)
+        scratch = js_malloc_rt(ctx->rt, nmemb * size);
+    if (scratch == NULL) {
+        rqsort(base, nmemb, size, cmp, opaque);
+        return;
+    }
+    if (slots)
+        hugind_merge_sort_slots(base, scratch, nmemb, cmp, opaque);
+    else
+        hugind_merge_sort_indices(base, scratch, nmemb, cmp, opaque);
+    js_free_rt(ctx->rt, scratch);
+}

@@ -1,0 +1,25 @@
+/* QuickJS-NG as hugind compiles it: the pinned quickjs.c, unchanged, in one
+   translation unit with hugind's fast paths, which need its internals (object
+   shapes, the sort's comparison context, the StringBuffer). Each fast path is
+   its own file, included after quickjs.c; each one does what the code it
+   stands in for does, and falls back to it for anything it does not handle. */
+
+#include "cutils.h"
+
+/* Array.prototype.sort and %TypedArray%.prototype.sort with a comparator go to
+   hugind_sort (fast_sort.c); every other rqsort call is QuickJS's own. The macro
+   is defined after cutils.h, so rqsort's definition keeps its name, and its
+   expansion names rqsort again, which the preprocessor does not expand twice. */
+static void hugind_sort(void *base, size_t nmemb, size_t size, cmp_f cmp, void *opaque);
+static int js_array_cmp_generic(const void *a, const void *b, void *opaque);
+static int js_TA_cmp_generic(const void *a, const void *b, void *opaque);
+#define rqsort(base, nmemb, size, cmp, opaque)                                                     \
+    (((cmp) == js_array_cmp_generic || (cmp) == js_TA_cmp_generic)                                 \
+         ? hugind_sort((base), (nmemb), (size), (cmp), (opaque))                                   \
+         : rqsort((base), (nmemb), (size), (cmp), (opaque)))
+
+#include "quickjs.c"
+
+#undef rqsort
+
+#include "fast_sort.c"
