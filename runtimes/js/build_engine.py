@@ -42,10 +42,11 @@ QUICKJS_NG_SDIST_SHA256 = "43d2e48272208721a7aaea8e3f02d4b9318f12ef20cc4f5421b59
 QUICKJS_SOURCES = ("quickjs.c", "libregexp.c", "libunicode.c", "dtoa.c")
 # hugind's own C beside the shim, linked into both variants.
 OWN_SOURCES = ("json_number.c", "engine_alloc.c")
-# quickjs.c is compiled through this unit, which includes it and then hugind's
-# fast paths that need QuickJS's internals (FAST_PATHS, included, not compiled alone).
-QUICKJS_UNIT = "quickjs_hugind.c"
-FAST_PATHS = ("fast_sort.c",)
+# quickjs.c and libregexp.c are compiled through these units, which include them and
+# then hugind's fast paths that need their internals (FAST_PATHS: included, not
+# compiled alone).
+QUICKJS_UNITS = {"quickjs.c": "quickjs_hugind.c", "libregexp.c": "libregexp_hugind.c"}
+FAST_PATHS = ("fast_sort.c", "fast_regex.c")
 # Per-unit defines for QuickJS's sources. JSON.parse calls strtod, which in
 # wasi-libc computes in software float128; json_number.c converts instead.
 QUICKJS_DEFINES = {"quickjs.c": ("-Dstrtod=hugind_json_strtod",)}
@@ -269,7 +270,7 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False, progress: Calla
         h = hashlib.sha256()
         for name in (*QUICKJS_SOURCES, *sorted(p.name for p in sources.glob("*.h"))):
             h.update(name.encode() + b"\0" + (sources / name).read_bytes())
-        for own in ("shim.c", *OWN_SOURCES, QUICKJS_UNIT, *FAST_PATHS, "standalone.js"):
+        for own in ("shim.c", *OWN_SOURCES, *QUICKJS_UNITS.values(), *FAST_PATHS, "standalone.js"):
             h.update(own.encode() + b"\0" + (HERE / own).read_bytes())
         # The assembled prelude: every file it is made of, and how it is joined.
         prelude = assemble_prelude()
@@ -288,9 +289,13 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False, progress: Calla
             (HERE / "standalone.js").read_bytes(), tmp / "standalone.h", "standalone.js", "hugind_standalone"
         )
         # QuickJS is compiled once for both variants; only the shim differs.
-        unit = {"quickjs.c": HERE / QUICKJS_UNIT}
         jobs = [
-            (unit.get(n, sources / n), tmp / f"{Path(n).stem}.o", QUICKJS_DEFINES.get(n, ())) for n in QUICKJS_SOURCES
+            (
+                HERE / QUICKJS_UNITS[n] if n in QUICKJS_UNITS else sources / n,
+                tmp / f"{Path(n).stem}.o",
+                QUICKJS_DEFINES.get(n, ()),
+            )
+            for n in QUICKJS_SOURCES
         ]
         jobs += [(HERE / n, tmp / f"{Path(n).stem}.o", ()) for n in OWN_SOURCES]
         jobs.append((HERE / "shim.c", tmp / "shim.o", ()))
