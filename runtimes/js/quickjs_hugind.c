@@ -18,8 +18,17 @@ static int js_TA_cmp_generic(const void *a, const void *b, void *opaque);
          ? hugind_sort((base), (nmemb), (size), (cmp), (opaque))                                   \
          : rqsort((base), (nmemb), (size), (cmp), (opaque)))
 
+/* quickjs.c converts numbers to text only through js_dtoa; it calls
+   hugind_js_dtoa (fast_dtoa.c) instead. dtoa.h comes first, so its own
+   declarations keep their names. */
+#include "dtoa.h"
+static int hugind_js_dtoa(char *buf, double d, int radix, int n_digits, int flags, JSDTOATempMem *tmp_mem);
+#define js_dtoa hugind_js_dtoa
+
 #include "quickjs.c"
 
 #undef rqsort
+#undef js_dtoa
 
 #include "fast_sort.c"
+#include "fast_dtoa.c"
