@@ -16,8 +16,8 @@
 
 #define HUGIND_SORT_RUN 32
 
-#define HUGIND_DEFINE_MERGE_SORT(NAME, T)                                                          \
-    static void NAME(T *a, T *scratch, size_t n, cmp_f cmp, void *opaque) {                        \
+#define HUGIND_DEFINE_MERGE_SORT(NAME, T, cmp)                                                          \
+    static void NAME(T *a, T *scratch, size_t n, void *opaque) {                        \
         for (size_t lo = 0; lo < n; lo += HUGIND_SORT_RUN) {                                       \
             size_t hi = n - lo < HUGIND_SORT_RUN ? n : lo + HUGIND_SORT_RUN;                       \
             int ordered = 1; /* so far each element was in place: try that first */               \
@@ -65,8 +65,10 @@
             memcpy(a, from, n * sizeof(T));                                                        \
     }
 
-HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_slots, ValueSlot)
-HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_indices, uint32_t)
+/* One instance per comparator, which it calls directly (an indirect call costs
+   more under wasm: a table load and a signature check). */
+HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_slots, ValueSlot, js_array_cmp_generic)
+HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_indices, uint32_t, js_TA_cmp_generic)
 
 static void hugind_sort(void *base, size_t nmemb, size_t size, cmp_f cmp, void *opaque) {
     /* Both comparison contexts start with the JSContext. */
@@ -83,8 +85,8 @@ static void hugind_sort(void *base, size_t nmemb, size_t size, cmp_f cmp, void *
         return;
     }
     if (slots)
-        hugind_merge_sort_slots(base, scratch, nmemb, cmp, opaque);
+        hugind_merge_sort_slots(base, scratch, nmemb, opaque);
     else
-        hugind_merge_sort_indices(base, scratch, nmemb, cmp, opaque);
+        hugind_merge_sort_indices(base, scratch, nmemb, opaque);
     js_free_rt(ctx->rt, scratch);
 }
