@@ -49,7 +49,9 @@ QUICKJS_UNITS = {"quickjs.c": "quickjs_hugind.c", "libregexp.c": "libregexp_hugi
 FAST_PATHS = ("fast_sort.c", "fast_regex.c", "fast_dtoa.c")
 # fast_dtoa.c's powers of ten: for m = -k over every k a double's shortest digits
 # need, ceil(10^m * 2^(125 - floor(log2 10^m))), a 126-bit integer, and whether
-# that rounding was inexact. Written as hugind_pow10.h beside the prelude.
+# that rounding was inexact; written as hugind_pow10.h beside the prelude. The
+# whole range, not just common magnitudes: QuickJS's js_dtoa prints some doubles
+# with more digits than the shortest (7.120236347223045e-307 as ...0444e-307).
 POW10_RANGE = (-292, 325)
 # Per-unit defines for QuickJS's sources. JSON.parse calls strtod, which in
 # wasi-libc computes in software float128; json_number.c converts instead.
@@ -70,8 +72,10 @@ CFLAGS = (
 )
 LDFLAGS = (
     "-mexec-model=reactor",
-    # 4 MiB shadow stack; the engine is told to stop JS recursion well before it.
-    "-Wl,-z,stack-size=4194304",
+    # A 4 MiB shadow stack less the 64 KiB page that fast_dtoa.c's 10 KB table
+    # would have added to every instance; the engine is told to stop JS
+    # recursion at 768 KiB, well before it.
+    "-Wl,-z,stack-size=4128768",
     "-Wl,--strip-debug",
 )
 
