@@ -45,7 +45,7 @@ OWN_SOURCES = ("json_number.c", "engine_alloc.c")
 # quickjs.c is compiled through this unit, which includes it and then hugind's
 # fast paths that need QuickJS's internals (FAST_PATHS, included, not compiled alone).
 QUICKJS_UNIT = "quickjs_hugind.c"
-FAST_PATHS = ("fast_sort.c",)
+FAST_PATHS = ("fast_sort.c", "fast_stringify.c")
 # Per-unit defines for QuickJS's sources. JSON.parse calls strtod, which in
 # wasi-libc computes in software float128; json_number.c converts instead.
 QUICKJS_DEFINES = {"quickjs.c": ("-Dstrtod=hugind_json_strtod",)}

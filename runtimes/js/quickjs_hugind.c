@@ -23,3 +23,7 @@ static int js_TA_cmp_generic(const void *a, const void *b, void *opaque);
 #undef rqsort
 
 #include "fast_sort.c"
+
+/* JSON.stringify without a replacer (hugind_json_stringify, installed by
+   shim.c in place of the engine's, which it calls for what it does not handle). */
+#include "fast_stringify.c"
