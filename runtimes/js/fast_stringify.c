@@ -37,8 +37,8 @@ typedef struct HJStringify {
     StringBuffer b;
     JSString *gap; /* NULL when the output is not indented */
     int depth;
-    /* A cached shape has no own toJSON, and its prototype chain has none:
-       nothing the walk does can add one, so the answer holds for the call. */
+    /* Shapes that passed hj_shape_ok: nothing the walk does can change a
+       shape or a prototype, so the answer holds for the whole call. */
     JSShape *clean_shapes[HJ_SHAPE_SLOTS];
     JSObject *open[HJ_MAX_DEPTH];
 } HJStringify;
@@ -115,8 +115,9 @@ static int hj_quote_rope(HJStringify *s, JSValueConst rope) {
 }
 
 /* Number to text as the engine's ToString does it (i32toa for an int, js_dtoa
-   in free format for a double); NaN and the infinities are null in JSON. */
-static void hj_number(StringBuffer *b, JSValueConst v) {
+   in free format for a double); NaN and the infinities are null in JSON. Not
+   inlined: its buffers would otherwise sit in every level of the recursion. */
+static no_inline void hj_number(StringBuffer *b, JSValueConst v) {
     char text[128];
     size_t len;
     if (JS_VALUE_GET_TAG(v) == JS_TAG_INT) {
@@ -156,8 +157,12 @@ static int hj_chain_clean(JSObject *proto) {
     return 1;
 }
 
-/* Whether the engine's js_json_check would find no toJSON on `p`. */
-static int hj_no_tojson(HJStringify *s, JSObject *p) {
+/* Whether the engine's js_json_check would find no toJSON on `p`, and its
+   enumerable string keys are data properties none of which is an array index
+   (Object.keys would list those first, in numeric order). All of it is a
+   property of p's shape (its keys, their flags, its prototype), so it is
+   worked out once per shape. */
+static int hj_shape_ok(HJStringify *s, JSObject *p) {
     JSShape *sh = p->shape;
     JSShape **slot = &s->clean_shapes[((uintptr_t)sh >> 4) & (HJ_SHAPE_SLOTS - 1)];
     JSProperty *pr;
@@ -165,6 +170,19 @@ static int hj_no_tojson(HJStringify *s, JSObject *p) {
         return 1;
     if (find_own_property(&pr, p, JS_ATOM_toJSON) || !hj_chain_clean(sh->proto))
         return 0;
+    JSShapeProperty *prs = get_shape_prop(sh);
+    for (int i = 0; i < sh->prop_count; i++, prs++) {
+        uint32_t index;
+        /* A deleted property keeps its slot, with no flags. */
+        if (!(prs->flags & JS_PROP_ENUMERABLE))
+            continue;
+        if (__JS_AtomIsTaggedInt(prs->atom))
+            return 0;
+        if (s->ctx->rt->atom_array[prs->atom]->atom_type != JS_ATOM_TYPE_STRING)
+            continue; /* a symbol or a private name: never written */
+        if ((prs->flags & JS_PROP_TMASK) != JS_PROP_NORMAL || JS_AtomIsArrayIndex(s->ctx, &index, prs->atom))
+            return 0;
+    }
     *slot = sh;
     return 1;
 }
@@ -177,10 +195,11 @@ static void hj_newline(HJStringify *s, int levels) {
         string_buffer_concat(&s->b, s->gap, 0, s->gap->len);
 }
 
-/* Open a container. A cycle (the engine throws "circular reference") and
-   nesting past the bound are the engine's to handle. */
+/* Open a container. A cycle (the engine throws "circular reference"), nesting
+   past the bound and a C stack near the runtime's limit (the engine's check
+   throws there) are the engine's to handle. */
 static int hj_enter(HJStringify *s, JSObject *p) {
-    if (s->depth == HJ_MAX_DEPTH)
+    if (s->depth == HJ_MAX_DEPTH || js_check_stack_overflow(s->ctx->rt, 0))
         return HJ_GIVE_UP;
     for (int i = 0; i < s->depth; i++) {
         if (s->open[i] == p)
@@ -192,9 +211,9 @@ static int hj_enter(HJStringify *s, JSObject *p) {
 
 static int hj_value(HJStringify *s, JSValueConst v);
 
-/* A plain object: its own enumerable string-keyed properties in the order
-   Object.keys gives them, which for an object with no integer-like key is the
-   order of its shape. */
+/* A plain object whose shape passed hj_shape_ok: its own enumerable
+   string-keyed properties in the order Object.keys gives them, which for an
+   object with no integer-like key is the order of its shape. */
 static int hj_object(HJStringify *s, JSObject *p) {
     JSRuntime *rt = s->ctx->rt;
     StringBuffer *b = &s->b;
@@ -205,19 +224,11 @@ static int hj_object(HJStringify *s, JSObject *p) {
     JSShape *sh = p->shape;
     JSShapeProperty *prs = get_shape_prop(sh);
     for (int i = 0; i < sh->prop_count; i++, prs++) {
-        JSAtom atom = prs->atom;
-        uint32_t index;
-        /* A deleted property keeps its slot, with no flags. */
         if (!(prs->flags & JS_PROP_ENUMERABLE))
             continue;
-        /* Object.keys lists integer keys first, in numeric order. */
-        if (__JS_AtomIsTaggedInt(atom))
-            return HJ_GIVE_UP;
-        JSString *key = rt->atom_array[atom];
+        JSString *key = rt->atom_array[prs->atom];
         if (key->atom_type != JS_ATOM_TYPE_STRING)
-            continue; /* a symbol or a private name */
-        if ((prs->flags & JS_PROP_TMASK) != JS_PROP_NORMAL || JS_AtomIsArrayIndex(s->ctx, &index, atom))
-            return HJ_GIVE_UP;
+            continue;
         int mark = b->len;
         if (written)
             string_buffer_putc8(b, ',');
@@ -303,15 +314,15 @@ static int hj_value(HJStringify *s, JSValueConst v) {
         return HJ_GIVE_UP; /* a BigInt: a toJSON of its prototype, or a TypeError */
     }
     JSObject *p = JS_VALUE_GET_OBJ(v);
-    int plain = p->class_id == JS_CLASS_OBJECT && !p->is_exotic;
-    int array = p->class_id == JS_CLASS_ARRAY && p->fast_array;
-    /* A function's toJSON would be called too; a callable Proxy is exotic. */
-    int function = !p->is_exotic && JS_IsFunction(s->ctx, v);
-    if (!(plain || array || function) || !hj_no_tojson(s, p))
-        return HJ_GIVE_UP;
-    if (function)
-        return HJ_OMITTED;
-    return plain ? hj_object(s, p) : hj_array(s, p);
+    if (p->class_id == JS_CLASS_OBJECT && !p->is_exotic)
+        return hj_shape_ok(s, p) ? hj_object(s, p) : HJ_GIVE_UP;
+    if (p->class_id == JS_CLASS_ARRAY && p->fast_array)
+        return hj_shape_ok(s, p) ? hj_array(s, p) : HJ_GIVE_UP;
+    /* A function is left out, unless it has a toJSON (which would be called);
+       a callable Proxy is exotic. */
+    if (!p->is_exotic && JS_IsFunction(s->ctx, v))
+        return hj_shape_ok(s, p) ? HJ_OMITTED : HJ_GIVE_UP;
+    return HJ_GIVE_UP;
 }
 
 /* The gap the engine would indent with, for a `space` argument that needs no
