@@ -51,15 +51,50 @@ static const char hj_escape[256] = {
     ['"'] = '"', ['\\'] = '\\',
 };
 
+/* Appending ASCII to the buffer. Its string is always a plain one
+   (js_alloc_string), its text right after the header, so while the buffer is
+   8-bit and has room the bytes go straight there: string_buffer_putc8 and
+   string_buffer_write8 would find the text through strv's switch on the
+   string's kind at every call, a third of the work for a short key. */
+static inline void hj_put(StringBuffer *b, const uint8_t *text, int n) {
+    if (likely(!b->is_wide_char && b->len + n <= b->size)) {
+        memcpy((uint8_t *)&b->str[1] + b->len, text, n);
+        b->len += n;
+    } else {
+        string_buffer_write8(b, text, n);
+    }
+}
+
+static inline void hj_putc(StringBuffer *b, uint8_t c) {
+    if (likely(!b->is_wide_char && b->len < b->size))
+        ((uint8_t *)&b->str[1])[b->len++] = c;
+    else
+        string_buffer_putc8(b, c);
+}
+
 static void hj_write_escape(StringBuffer *b, uint32_t c, char letter) {
     static const char hex[] = "0123456789abcdef"; /* the engine prints %04x */
+    uint8_t text[6] = {'\\', (uint8_t)letter};
     if (letter != 'u') {
-        string_buffer_putc8(b, '\\');
-        string_buffer_putc8(b, (uint8_t)letter);
+        hj_put(b, text, 2);
         return;
     }
-    uint8_t text[6] = {'\\', 'u', hex[(c >> 12) & 15], hex[(c >> 8) & 15], hex[(c >> 4) & 15], hex[c & 15]};
-    string_buffer_write8(b, text, 6);
+    text[2] = hex[(c >> 12) & 15];
+    text[3] = hex[(c >> 8) & 15];
+    text[4] = hex[(c >> 4) & 15];
+    text[5] = hex[c & 15];
+    hj_put(b, text, 6);
+}
+
+/* Whether none of eight bytes needs an escape: none below 0x20, none a quote
+   or a backslash (the exact any-byte tests of "Bit Twiddling Hacks"). */
+static inline int hj_word_plain(const uint8_t *at) {
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    uint64_t x;
+    memcpy(&x, at, 8);
+    uint64_t quote = x ^ (ones * '"'), backslash = x ^ (ones * '\\');
+    uint64_t hits = ((x - ones * 0x20) & ~x) | ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash);
+    return (hits & highs) == 0;
 }
 
 /* The text JS_ToQuotedString gives, written into the buffer in runs between
@@ -67,22 +102,28 @@ static void hj_write_escape(StringBuffer *b, uint32_t c, char letter) {
    it is the high half of a pair whose low half follows (which string_getc
    reads as one code point and the engine writes back as the same two units). */
 static void hj_quote(StringBuffer *b, JSString *p) {
-    uint32_t len = p->len, run = 0, i;
-    string_buffer_putc8(b, '"');
+    uint32_t len = p->len, run = 0, i = 0;
+    hj_putc(b, '"');
     if (!p->is_wide_char) {
         const uint8_t *s = str8(p);
-        for (i = 0; i < len; i++) {
-            char letter = hj_escape[s[i]];
-            if (likely(!letter))
+        while (i < len) {
+            if (i + 8 <= len && hj_word_plain(s + i)) {
+                i += 8;
                 continue;
-            string_buffer_write8(b, s + run, (int)(i - run));
-            hj_write_escape(b, s[i], letter);
-            run = i + 1;
+            }
+            for (uint32_t end = len - i > 8 ? i + 8 : len; i < end; i++) {
+                char letter = hj_escape[s[i]];
+                if (likely(!letter))
+                    continue;
+                hj_put(b, s + run, (int)(i - run));
+                hj_write_escape(b, s[i], letter);
+                run = i + 1;
+            }
         }
-        string_buffer_write8(b, s + run, (int)(len - run));
+        hj_put(b, s + run, (int)(len - run));
     } else {
         const uint16_t *s = str16(p);
-        for (i = 0; i < len; i++) {
+        for (; i < len; i++) {
             uint32_t c = s[i];
             char letter = 'u';
             if (c < 0x100) {
@@ -101,7 +142,7 @@ static void hj_quote(StringBuffer *b, JSString *p) {
         }
         string_buffer_write16(b, s + run, (int)(len - run));
     }
-    string_buffer_putc8(b, '"');
+    hj_putc(b, '"');
 }
 
 /* A rope is flattened the way the engine's ToString would, then quoted. */
@@ -125,7 +166,7 @@ static no_inline void hj_number(StringBuffer *b, JSValueConst v) {
     } else {
         double d = JS_VALUE_GET_FLOAT64(v);
         if (!isfinite(d)) {
-            string_buffer_write8(b, (const uint8_t *)"null", 4);
+            hj_put(b, (const uint8_t *)"null", 4);
             return;
         }
         JSDTOATempMem scratch;
@@ -136,7 +177,7 @@ static no_inline void hj_number(StringBuffer *b, JSValueConst v) {
         }
         len = (size_t)js_dtoa(text, d, 10, 0, JS_DTOA_FORMAT_FREE, &scratch);
     }
-    string_buffer_write8(b, (const uint8_t *)text, (int)len);
+    hj_put(b, (const uint8_t *)text, (int)len);
 }
 
 /* Whether [[Get]] of toJSON would find nothing anywhere from `proto` up,
@@ -190,7 +231,7 @@ static int hj_shape_ok(HJStringify *s, JSObject *p) {
 /* A line break and `levels` copies of the gap, before an item or a closing
    bracket of indented output. */
 static void hj_newline(HJStringify *s, int levels) {
-    string_buffer_putc8(&s->b, '\n');
+    hj_putc(&s->b, '\n');
     for (int i = 0; i < levels; i++)
         string_buffer_concat(&s->b, s->gap, 0, s->gap->len);
 }
@@ -220,7 +261,7 @@ static int hj_object(HJStringify *s, JSObject *p) {
     int written = 0, r = hj_enter(s, p);
     if (r != HJ_WRITTEN)
         return r;
-    string_buffer_putc8(b, '{');
+    hj_putc(b, '{');
     JSShape *sh = p->shape;
     JSShapeProperty *prs = get_shape_prop(sh);
     for (int i = 0; i < sh->prop_count; i++, prs++) {
@@ -231,13 +272,13 @@ static int hj_object(HJStringify *s, JSObject *p) {
             continue;
         int mark = b->len;
         if (written)
-            string_buffer_putc8(b, ',');
+            hj_putc(b, ',');
         if (s->gap)
             hj_newline(s, s->depth);
         hj_quote(b, key);
-        string_buffer_putc8(b, ':');
+        hj_putc(b, ':');
         if (s->gap)
-            string_buffer_putc8(b, ' ');
+            hj_putc(b, ' ');
         r = hj_value(s, p->prop[i].u.value);
         if (r == HJ_OMITTED) {
             b->len = mark; /* the key goes too */
@@ -249,7 +290,7 @@ static int hj_object(HJStringify *s, JSObject *p) {
     }
     if (written && s->gap)
         hj_newline(s, s->depth - 1);
-    string_buffer_putc8(b, '}');
+    hj_putc(b, '}');
     s->depth--;
     return b->error_status ? HJ_ERROR : HJ_WRITTEN;
 }
@@ -265,21 +306,21 @@ static int hj_array(HJStringify *s, JSObject *p) {
     int r = hj_enter(s, p);
     if (r != HJ_WRITTEN)
         return r;
-    string_buffer_putc8(b, '[');
+    hj_putc(b, '[');
     for (uint32_t i = 0; i < count; i++) {
         if (i > 0)
-            string_buffer_putc8(b, ',');
+            hj_putc(b, ',');
         if (s->gap)
             hj_newline(s, s->depth);
         r = hj_value(s, p->u.array.u.values[i]);
         if (r == HJ_OMITTED)
-            string_buffer_write8(b, (const uint8_t *)"null", 4);
+            hj_put(b, (const uint8_t *)"null", 4);
         else if (r != HJ_WRITTEN)
             return r;
     }
     if (count > 0 && s->gap)
         hj_newline(s, s->depth - 1);
-    string_buffer_putc8(b, ']');
+    hj_putc(b, ']');
     s->depth--;
     return b->error_status ? HJ_ERROR : HJ_WRITTEN;
 }
@@ -298,12 +339,12 @@ static int hj_value(HJStringify *s, JSValueConst v) {
         return HJ_WRITTEN;
     case JS_TAG_BOOL:
         if (JS_VALUE_GET_BOOL(v))
-            string_buffer_write8(b, (const uint8_t *)"true", 4);
+            hj_put(b, (const uint8_t *)"true", 4);
         else
-            string_buffer_write8(b, (const uint8_t *)"false", 5);
+            hj_put(b, (const uint8_t *)"false", 5);
         return HJ_WRITTEN;
     case JS_TAG_NULL:
-        string_buffer_write8(b, (const uint8_t *)"null", 4);
+        hj_put(b, (const uint8_t *)"null", 4);
         return HJ_WRITTEN;
     case JS_TAG_UNDEFINED:
     case JS_TAG_SYMBOL:
