@@ -40,6 +40,7 @@ typedef struct HJStringify {
     /* Shapes that passed hj_shape_ok: nothing the walk does can change a
        shape or a prototype, so the answer holds for the whole call. */
     JSShape *clean_shapes[HJ_SHAPE_SLOTS];
+    uint8_t verdicts[HJ_SHAPE_SLOTS]; /* what hj_shape_ok said of each */
     JSObject *open[HJ_MAX_DEPTH];
 } HJStringify;
 
@@ -63,6 +64,16 @@ static inline void hj_put(StringBuffer *b, const uint8_t *text, int n) {
     } else {
         string_buffer_write8(b, text, n);
     }
+}
+
+/* Where n more bytes go in the 8-bit text, or NULL: a wide buffer, or no
+   memory (the slow way then reports that). */
+static inline uint8_t *hj_room(StringBuffer *b, int n) {
+    if (unlikely(b->is_wide_char))
+        return NULL;
+    if (unlikely(b->len + n > b->size) && string_buffer_realloc(b, b->len + n, 0))
+        return NULL;
+    return (uint8_t *)&b->str[1] + b->len;
 }
 
 static inline void hj_putc(StringBuffer *b, uint8_t c) {
@@ -198,19 +209,35 @@ static int hj_chain_clean(JSObject *proto) {
     return 1;
 }
 
+/* Whether a key is written as it is between the quotes. */
+static int hj_plain_text(JSString *key) {
+    if (key->is_wide_char)
+        return 0;
+    const uint8_t *s = str8(key);
+    for (uint32_t i = 0; i < key->len; i++) {
+        if (hj_escape[s[i]])
+            return 0;
+    }
+    return 1;
+}
+
+#define HJ_SHAPE_OK 1
+#define HJ_SHAPE_PLAIN_KEYS 2 /* every key is 8-bit text that needs no escape */
+
 /* Whether the engine's js_json_check would find no toJSON on `p`, and its
    enumerable string keys are data properties none of which is an array index
-   (Object.keys would list those first, in numeric order). All of it is a
-   property of p's shape (its keys, their flags, its prototype), so it is
-   worked out once per shape. */
+   (Object.keys would list those first, in numeric order): 0, or HJ_SHAPE_OK
+   with maybe HJ_SHAPE_PLAIN_KEYS. All of it is a property of p's shape (its
+   keys, their flags, its prototype), so it is worked out once per shape. */
 static int hj_shape_ok(HJStringify *s, JSObject *p) {
     JSShape *sh = p->shape;
-    JSShape **slot = &s->clean_shapes[((uintptr_t)sh >> 4) & (HJ_SHAPE_SLOTS - 1)];
+    unsigned slot = ((uintptr_t)sh >> 4) & (HJ_SHAPE_SLOTS - 1);
     JSProperty *pr;
-    if (*slot == sh)
-        return 1;
+    if (s->clean_shapes[slot] == sh)
+        return s->verdicts[slot];
     if (find_own_property(&pr, p, JS_ATOM_toJSON) || !hj_chain_clean(sh->proto))
         return 0;
+    int verdict = HJ_SHAPE_OK | HJ_SHAPE_PLAIN_KEYS;
     JSShapeProperty *prs = get_shape_prop(sh);
     for (int i = 0; i < sh->prop_count; i++, prs++) {
         uint32_t index;
@@ -219,13 +246,17 @@ static int hj_shape_ok(HJStringify *s, JSObject *p) {
             continue;
         if (__JS_AtomIsTaggedInt(prs->atom))
             return 0;
-        if (s->ctx->rt->atom_array[prs->atom]->atom_type != JS_ATOM_TYPE_STRING)
+        JSString *key = s->ctx->rt->atom_array[prs->atom];
+        if (key->atom_type != JS_ATOM_TYPE_STRING)
             continue; /* a symbol or a private name: never written */
         if ((prs->flags & JS_PROP_TMASK) != JS_PROP_NORMAL || JS_AtomIsArrayIndex(s->ctx, &index, prs->atom))
             return 0;
+        if (!hj_plain_text(key))
+            verdict = HJ_SHAPE_OK;
     }
-    *slot = sh;
-    return 1;
+    s->clean_shapes[slot] = sh;
+    s->verdicts[slot] = (uint8_t)verdict;
+    return verdict;
 }
 
 /* A line break and `levels` copies of the gap, before an item or a closing
@@ -252,10 +283,10 @@ static int hj_enter(HJStringify *s, JSObject *p) {
 
 static int hj_value(HJStringify *s, JSValueConst v);
 
-/* A plain object whose shape passed hj_shape_ok: its own enumerable
-   string-keyed properties in the order Object.keys gives them, which for an
-   object with no integer-like key is the order of its shape. */
-static int hj_object(HJStringify *s, JSObject *p) {
+/* A plain object whose shape passed hj_shape_ok (`verdict`): its own
+   enumerable string-keyed properties in the order Object.keys gives them,
+   which for an object with no integer-like key is the order of its shape. */
+static int hj_object(HJStringify *s, JSObject *p, int verdict) {
     JSRuntime *rt = s->ctx->rt;
     StringBuffer *b = &s->b;
     int written = 0, r = hj_enter(s, p);
@@ -271,14 +302,30 @@ static int hj_object(HJStringify *s, JSObject *p) {
         if (key->atom_type != JS_ATOM_TYPE_STRING)
             continue;
         int mark = b->len;
-        if (written)
-            hj_putc(b, ',');
-        if (s->gap)
-            hj_newline(s, s->depth);
-        hj_quote(b, key);
-        hj_putc(b, ':');
-        if (s->gap)
-            hj_putc(b, ' ');
+        uint8_t *at = NULL;
+        if ((verdict & HJ_SHAPE_PLAIN_KEYS) && !s->gap)
+            at = hj_room(b, (int)key->len + 4);
+        if (at) {
+            /* the common case in one go: [,]"key": */
+            uint8_t *to = at;
+            if (written)
+                *to++ = ',';
+            *to++ = '"';
+            memcpy(to, str8(key), key->len);
+            to += key->len;
+            *to++ = '"';
+            *to++ = ':';
+            b->len += (int)(to - at);
+        } else {
+            if (written)
+                hj_putc(b, ',');
+            if (s->gap)
+                hj_newline(s, s->depth);
+            hj_quote(b, key);
+            hj_putc(b, ':');
+            if (s->gap)
+                hj_putc(b, ' ');
+        }
         r = hj_value(s, p->prop[i].u.value);
         if (r == HJ_OMITTED) {
             b->len = mark; /* the key goes too */
@@ -355,8 +402,10 @@ static int hj_value(HJStringify *s, JSValueConst v) {
         return HJ_GIVE_UP; /* a BigInt: a toJSON of its prototype, or a TypeError */
     }
     JSObject *p = JS_VALUE_GET_OBJ(v);
-    if (p->class_id == JS_CLASS_OBJECT && !p->is_exotic)
-        return hj_shape_ok(s, p) ? hj_object(s, p) : HJ_GIVE_UP;
+    if (p->class_id == JS_CLASS_OBJECT && !p->is_exotic) {
+        int verdict = hj_shape_ok(s, p);
+        return verdict ? hj_object(s, p, verdict) : HJ_GIVE_UP;
+    }
     if (p->class_id == JS_CLASS_ARRAY && p->fast_array)
         return hj_shape_ok(s, p) ? hj_array(s, p) : HJ_GIVE_UP;
     /* A function is left out, unless it has a toJSON (which would be called);
@@ -405,6 +454,7 @@ JSValue hugind_json_stringify(JSContext *ctx, JSValueConst this_val, int argc, J
         return js_json_stringify(ctx, this_val, argc, argv);
     HJStringify s;
     memset(s.clean_shapes, 0, sizeof(s.clean_shapes));
+    memset(s.verdicts, 0, sizeof(s.verdicts));
     s.ctx = ctx;
     s.depth = 0;
     int gap = hj_gap(&s, argv[2]);
