@@ -22,7 +22,7 @@
 #define HJ_MAX_DEPTH 512
 /* Prototype chains longer than this are left to the engine. */
 #define HJ_MAX_PROTO_HOPS 64
-/* Shapes already known to reach no toJSON; a power of two. */
+/* Shapes remembered as checked by hj_shape_ok; a power of two. */
 #define HJ_SHAPE_SLOTS 16
 
 enum {
