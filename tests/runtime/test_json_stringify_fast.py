@@ -329,3 +329,20 @@ def test_stringify_keeps_the_builtin_shape(make_agent):
     )
     got = run_captured(make_agent({"main.js": probe})).result.value
     assert got == ["stringify", 3, True, False, True, "TypeError", True, False]
+
+
+OUT_OF_MEMORY = r"""
+export default () => {
+  const row = Array.from({ length: 2000 }, (_, i) => ({ k: "x".repeat(200) + i, n: i }));
+  const big = Array.from({ length: 400 }, () => row);  // ~170 MB of text, past the cap
+  let caught;
+  try { JSON.stringify(big); } catch (e) { caught = e.name + ": " + e.message; }
+  return [caught, JSON.stringify(row.slice(0, 2)).length];  // and the engine carries on
+};
+"""
+
+
+def test_text_past_the_memory_cap_is_a_catchable_error(make_agent):
+    agent = make_agent({"main.js": OUT_OF_MEMORY}, permissions={"limits": {"memory_mb": 64}})
+    # What the engine before the fast path gave too.
+    assert run_captured(agent).result.value == ["InternalError: out of memory", 433]
