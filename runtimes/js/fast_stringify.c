@@ -166,9 +166,86 @@ static int hj_quote_rope(HJStringify *s, JSValueConst rope) {
     return HJ_WRITTEN;
 }
 
+/* The text of a double d with 1e-5 <= |d| < 2^53 that is not a whole
+   number, as js_dtoa's free format gives it, in exact integer arithmetic
+   (0 when d is outside that range: js_dtoa does those). js_dtoa finds the
+   fewest significant digits P whose correctly rounded P-digit decimal reads
+   back as d by trying P = 17, 16, ... with a bignum product and a bignum
+   conversion back each time, some 4000 wasm instructions per double.
+
+   Here d = m / 2^s. Rounding d to k decimals gives n (ties to even, as
+   js_dtoa's JS_RNDN); n / 10^k reads back as d when it lies within half an
+   ulp, 2^-(s+1), of d (exactly half: only when m is even, the parse's tie
+   rule). If the k-decimal rounding reads back, so does the (k+1)-decimal one
+   (it is at least as close), so the fewest decimals is found by bisection, and
+   at a fixed magnitude the fewest decimals are the fewest digits. m * 10^k < 2^127
+   for k <= 22, which the range guarantees. The mantissa 2^52 has a nearer
+   neighbour below than above; it is left to js_dtoa. */
+static const uint64_t hj_pow10[20] = {
+    1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull, 10000000ull, 100000000ull, 1000000000ull,
+    10000000000ull, 100000000000ull, 1000000000000ull, 10000000000000ull, 100000000000000ull,
+    1000000000000000ull, 10000000000000000ull, 100000000000000000ull, 1000000000000000000ull,
+    10000000000000000000ull,
+};
+
+static int hj_short_double(char *text, double d) {
+    uint64_t bits;
+    memcpy(&bits, &d, 8);
+    int negative = (int)(bits >> 63), s = 1075 - (int)((bits >> 52) & 0x7ff);
+    uint64_t m = (bits & ((1ull << 52) - 1)) | (1ull << 52);
+    double magnitude = negative ? -d : d;
+    if (!(magnitude >= 1e-5 && magnitude < 9007199254740992.0) || s <= 0 || m == (1ull << 52))
+        return 0;
+    if (s <= 52 && (m & ((1ull << s) - 1)) == 0)
+        return 0; /* a whole number: js_dtoa prints its digits directly */
+    typedef unsigned __int128 u128;
+    u128 half = (u128)1 << (s - 1);
+    int lo = 0, hi = 22, fewest = -1;
+    uint64_t found = 0;
+    while (lo <= hi) {
+        int k = (lo + hi) / 2;
+        u128 scale = k < 20 ? hj_pow10[k] : (u128)hj_pow10[19] * hj_pow10[k - 19];
+        u128 exact = (u128)m * scale; /* d * 10^k * 2^s */
+        u128 n = exact >> s, rest = exact - (n << s);
+        if (rest > half || (rest == half && (n & 1)))
+            n++;
+        u128 at = n << s;
+        u128 twice_off = 2 * (at > exact ? at - exact : exact - at);
+        if (twice_off < scale || (twice_off == scale && !(m & 1))) {
+            fewest = k;
+            found = (uint64_t)n;
+            hi = k - 1;
+        } else {
+            lo = k + 1;
+        }
+    }
+    if (fewest <= 0)
+        return 0; /* none within 22 decimals, or a whole number after all */
+    char digits[24];
+    int count = (int)u64toa(digits, found), len = 0;
+    if (negative)
+        text[len++] = '-';
+    if (count > fewest) {
+        memcpy(text + len, digits, count - fewest);
+        len += count - fewest;
+        text[len++] = '.';
+        memcpy(text + len, digits + count - fewest, fewest);
+        len += fewest;
+    } else {
+        text[len++] = '0';
+        text[len++] = '.';
+        for (int i = count; i < fewest; i++)
+            text[len++] = '0';
+        memcpy(text + len, digits, count);
+        len += count;
+    }
+    return len;
+}
+
 /* Number to text as the engine's ToString does it (i32toa for an int, js_dtoa
-   in free format for a double); NaN and the infinities are null in JSON. Not
-   inlined: its buffers would otherwise sit in every level of the recursion. */
+   in free format for a double, or hj_short_double where it gives js_dtoa's
+   text); NaN and the infinities are null in JSON. Not inlined: its buffers
+   would otherwise sit in every level of the recursion. */
 static no_inline void hj_number(StringBuffer *b, JSValueConst v) {
     char text[128];
     size_t len;
@@ -178,6 +255,11 @@ static no_inline void hj_number(StringBuffer *b, JSValueConst v) {
         double d = JS_VALUE_GET_FLOAT64(v);
         if (!isfinite(d)) {
             hj_put(b, (const uint8_t *)"null", 4);
+            return;
+        }
+        len = (size_t)hj_short_double(text, d);
+        if (len > 0) {
+            hj_put(b, (const uint8_t *)text, (int)len);
             return;
         }
         JSDTOATempMem scratch;

@@ -258,6 +258,30 @@ function surprises() {
 }
 """
 
+DOUBLES = r"""
+function doubles() {
+  let seed = 99;
+  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
+  const view = new DataView(new ArrayBuffer(8));
+  const values = [1e-5, 1e-6, 0.00001, 0.000015, 9.999999999999999e-6, 1.0000000000000001e-5, 2 ** 52 + 0.5,
+    2 ** 53 - 1, 2 ** 53, 2 ** 53 + 2, 0.1, 0.2, 0.3, 0.1 + 0.2, 1 / 3, 2 / 3, 4.35, 0.5, 0.25, 1.5, 2 ** -17,
+    2 ** -16, 1 - 2 ** -53, 1 + 2 ** -52, 2 - 2 ** -51, 1.7976931348623157e308, 5e-324, 123456.789e-3];
+  for (let i = 0; i < 8000; i++) {
+    view.setUint32(0, (rnd() * 4294967296) >>> 0);
+    view.setUint32(4, (rnd() * 4294967296) >>> 0);
+    const bits = view.getFloat64(0);
+    values.push(bits, bits * 1e-300, rnd() * 1000, i / 7, Math.round(rnd() * 1e6) / 100,
+      -(Math.round(rnd() * 1e9) / 1e4), rnd() * 1e-4, (rnd() - 0.5) * 2 ** 53, 2 ** (Math.floor(rnd() * 70) - 17),
+      Math.floor(rnd() * 2 ** 53) / 2 ** Math.floor(rnd() * 70));
+  }
+  const finite = values.filter(Number.isFinite);
+  const text = JSON.stringify(finite);
+  // The engine's own Number-to-string (js_dtoa) must agree on every one.
+  const unlike = finite.filter((x) => JSON.stringify(x) !== String(x)).map(String);
+  return { text, unlike, count: finite.length };
+}
+"""
+
 POINT = "class Point { constructor() { this.x = 1; this.y = [2]; } norm() { return 1; } }\n"
 
 
@@ -346,3 +370,12 @@ def test_text_past_the_memory_cap_is_a_catchable_error(make_agent):
     agent = make_agent({"main.js": OUT_OF_MEMORY}, permissions={"limits": {"memory_mb": 64}})
     # What the engine before the fast path gave too.
     assert run_captured(agent).result.value == ["InternalError: out of memory", 433]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_doubles_print_as_the_engine_and_node_print_them(make_agent, tmp_path):
+    ours = _ours(make_agent, DOUBLES, "doubles()")
+    theirs = _node(DOUBLES, "doubles()", tmp_path)
+    assert ours["count"] == theirs["count"] > 75000
+    assert ours["unlike"] == []
+    assert ours["text"] == theirs["text"]
