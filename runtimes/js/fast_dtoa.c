@@ -75,9 +75,11 @@ static bool shortest_decimal(double v, uint64_t *digits, int *exp10) {
         !scale_to_odd(g, inexact, cbr << h, &vbr))
         return false;
     /* In quarters: s is v * 10^-k rounded down. One digit fewer when exactly
-       one multiple of ten lies in the interval; else s or s + 1. */
+       one multiple of ten lies in the interval (s has two digits or more only
+       for a subnormal with a tiny significand: 6e-323 is 60 * 10^-324); else
+       s or s + 1. */
     uint64_t s = vb >> 2;
-    if (s >= 100) {
+    if (s >= 10) {
         uint64_t sp10 = s / 10 * 10, tp10 = sp10 + 10;
         bool upin = vbl + out <= sp10 << 2;
         bool wpin = (tp10 << 2) + out <= vbr;

@@ -32,3 +32,7 @@ static int hugind_js_dtoa(char *buf, double d, int radix, int n_digits, int flag
 
 #include "fast_sort.c"
 #include "fast_dtoa.c"
+
+/* JSON.stringify without a replacer (hugind_json_stringify, installed by
+   shim.c in place of the engine's, which it calls for what it does not handle). */
+#include "fast_stringify.c"

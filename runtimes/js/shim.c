@@ -880,6 +880,15 @@ static JSValue js_json_parse_guarded(JSContext *c, JSValueConst this_val, int ar
     return result;
 }
 
+/* JSON.stringify that walks plain objects and arrays over the engine's
+   internals (fast_stringify.c, compiled with quickjs.c) and hands everything
+   else to the engine's own. */
+JSValue hugind_json_stringify(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv);
+
+static int install_json_stringify(void) {
+    return replace_builtin("JSON", "stringify", JS_NewCFunction(ctx, hugind_json_stringify, "stringify", 3), NULL);
+}
+
 static int install_json_parse_guard(void) {
     JSValue fn = JS_NewCFunction(ctx, js_json_parse_guarded, "parse", 2);
     if (replace_builtin("JSON", "parse", fn, &json_parse_original))
@@ -903,6 +912,8 @@ static int engine_init(void) {
     if (install_math_random())
         return -1;
     if (install_json_parse_guard())
+        return -1;
+    if (install_json_stringify())
         return -1;
     JSValue native = JS_NewObject(ctx);
     JS_SetPropertyFunctionList(ctx, native, native_funcs, sizeof(native_funcs) / sizeof(native_funcs[0]));

@@ -3,7 +3,7 @@ that read back as the same double, the closest of them, laid out as
 Number::toString lays them out.
 
 References: node, for ~330k doubles (random bit patterns, so every exponent
-and subnormals; each power of two and the double just below it; the numbers
+and subnormals; the 3000 smallest subnormals; each power of two and the double just below it; the numbers
 people write; the edges of the layout's notations); and, without node, the
 engine's own plain path: toPrecision(p) (QuickJS's js_dtoa) for the fewest p
 that reads back, which for a double that is not a power of two is the
@@ -32,6 +32,7 @@ function doubles(random) {
     1e21, 999999999999999900000, 123456789012345680000, 1e-7, 1e-6, 5e-7, 0.000001234, 0.0000001234,
     2.959230270675192e17, 8.492010725102e17, 29517495334098030, 0, -0, NaN, Infinity, -Infinity];
   for (let e = 1; e < 2047; e++) out.push(bits(e << 20, 0), bits((e << 20) | 0xfffff, 0xffffffff));
+  for (let c = 1; c < 3000; c++) out.push(bits(0, c)); // subnormals with few digits: 6e-323
   for (let i = 0; i < random; i++) {
     const x = bits(next(), next());
     if (x === x) out.push(x);
