@@ -73,6 +73,24 @@ static const uint8_t *first_reading_step(const uint8_t *pc, const uint8_t *end, 
     return NULL;
 }
 
+/* Whether c lies in one of the n sorted [low, high] pairs of `size`-byte
+   bounds (2 or 4) in `table`. */
+static bool in_ranges(const uint8_t *table, int n, int size, uint32_t c) {
+    for (int lo = 0, hi = n - 1; lo <= hi;) {
+        int mid = (lo + hi) / 2;
+        const uint8_t *pair = table + mid * 2 * size;
+        uint32_t low = size == 2 ? get_u16(pair) : get_u32(pair);
+        uint32_t high = size == 2 ? get_u16(pair + 2) : get_u32(pair + 4);
+        if (c < low)
+            hi = mid - 1;
+        else if (c > high)
+            lo = mid + 1;
+        else
+            return true;
+    }
+    return false;
+}
+
 /* Whether the step at `op` accepts the character c: lre_exec_backtrack's test. */
 static bool step_accepts(const uint8_t *op, uint32_t c, bool is_unicode) {
     uint8_t opcode = op[0];
@@ -88,36 +106,12 @@ static bool step_accepts(const uint8_t *op, uint32_t c, bool is_unicode) {
     case REOP_range:
     case REOP_range_i: {
         int n = get_u16(op + 1);
-        const uint8_t *table = op + 3;
-        if (c < get_u16(table))
-            return false;
-        if (c >= 0xffff && get_u16(table + (n - 1) * 4 + 2) == 0xffff)
+        if (c >= 0xffff && get_u16(op + 3 + (n - 1) * 4 + 2) == 0xffff)
             return true; /* 0xffff as the last bound stands for no bound */
-        for (int lo = 0, hi = n - 1; lo <= hi;) {
-            int mid = (lo + hi) / 2;
-            if (c < get_u16(table + mid * 4))
-                hi = mid - 1;
-            else if (c > get_u16(table + mid * 4 + 2))
-                lo = mid + 1;
-            else
-                return true;
-        }
-        return false;
+        return in_ranges(op + 3, n, 2, c);
     }
-    default: { /* range32, range32_i */
-        int n = get_u16(op + 1);
-        const uint8_t *table = op + 3;
-        for (int lo = 0, hi = n - 1; lo <= hi;) {
-            int mid = (lo + hi) / 2;
-            if (c < get_u32(table + mid * 8))
-                hi = mid - 1;
-            else if (c > get_u32(table + mid * 8 + 4))
-                lo = mid + 1;
-            else
-                return true;
-        }
-        return false;
-    }
+    default: /* range32, range32_i */
+        return in_ranges(op + 3, get_u16(op + 1), 4, c);
     }
 }
 
