@@ -38,38 +38,24 @@ const arrEq = (a, b, what = "") => {
   if (a.length !== b.length) fail(`${what} length ${a.length} !== ${b.length}`);
   for (let i = 0; i < a.length; i++) eq(a[i], b[i], `${what}[${i}]`);
 };
+// fn throws, and the thrown value passes `accept` (a Failure of an inner check
+// passes through as itself).
+const throwsWhere = (accept, fn, what) => {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof Failure) throw e;
+    if (!accept(e)) fail(`${what} threw ${show(e)}`);
+    return;
+  }
+  fail(`${what} did not throw`);
+};
 // The thrown value is an instance of this global's constructor, and not of a
 // different error constructor in the chain (TypeError, not just Error).
-const throwsJs = (Ctor, fn, what = "") => {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof Failure) throw e;
-    if (!(e instanceof Ctor) || (Ctor !== Error && e.constructor !== Ctor)) fail(`${what} threw ${show(e)}`);
-    return;
-  }
-  fail(`${what} did not throw`);
-};
-const throwsDom = (name, fn, what = "") => {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof Failure) throw e;
-    if (!(e instanceof DOMException) || e.name !== name) fail(`${what} threw ${show(e)}`);
-    return;
-  }
-  fail(`${what} did not throw`);
-};
-const throwsExactly = (value, fn, what = "") => {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof Failure) throw e;
-    if (!same(e, value)) fail(`${what} threw ${show(e)}`);
-    return;
-  }
-  fail(`${what} did not throw`);
-};
+const throwsJs = (Ctor, fn, what = "") =>
+  throwsWhere((e) => e instanceof Ctor && (Ctor === Error || e.constructor === Ctor), fn, what);
+const throwsDom = (name, fn, what = "") => throwsWhere((e) => e instanceof DOMException && e.name === name, fn, what);
+const throwsExactly = (value, fn, what = "") => throwsWhere((e) => same(e, value), fn, what);
 const rejects = async (promise, test) => {
   try {
     await promise;
