@@ -183,6 +183,32 @@ static bool failure_skips_run(const uint8_t *step, const uint8_t *body, const ui
     return !has_back_reference(body, end);
 }
 
+/* The first position from cptr whose character the step accepts (accepted
+   false) or rejects (accepted true), or end: the Latin-1 bitmap decides below
+   256, the step itself above. */
+static const uint8_t *skip_while(const uint8_t *cptr, const uint8_t *end, int type, const uint8_t *latin1,
+                                 const uint8_t *step, bool is_unicode, bool accepted) {
+    if (type == 0) {
+        while (cptr < end && ((latin1[*cptr >> 3] >> (*cptr & 7)) & 1) == accepted)
+            cptr++;
+        return cptr;
+    }
+    while (cptr < end) {
+        uint32_t c;
+        PEEK_CHAR(c, cptr, end, type);
+        bool ok = c < 256 ? (latin1[c >> 3] >> (c & 7)) & 1 : step_accepts(step, c, is_unicode);
+        if (ok != accepted)
+            break;
+        GET_CHAR(c, cptr, end, type);
+    }
+    return cptr;
+}
+
+static void clear_captures(uint8_t **capture, int capture_count) {
+    for (int i = 0; i < capture_count * 2; i++)
+        capture[i] = NULL;
+}
+
 int lre_exec(uint8_t **capture, const uint8_t *bc_buf, const uint8_t *cbuf, int cindex, int clen, int cbuf_type,
              void *opaque) {
     int re_flags = lre_get_flags(bc_buf);
@@ -227,42 +253,24 @@ int lre_exec(uint8_t **capture, const uint8_t *bc_buf, const uint8_t *cbuf, int 
         } else {
             /* Skip to the next position whose character the first step accepts;
                the step reads one, so the end of the input is no candidate. */
-            if (type == 0) {
-                while (cptr < end && !(latin1[*cptr >> 3] & (1u << (*cptr & 7))))
-                    cptr++;
-            } else {
-                uint32_t c;
-                while (cptr < end) {
-                    PEEK_CHAR(c, cptr, end, type);
-                    if (c < 256 ? latin1[c >> 3] & (1u << (c & 7)) : step_accepts(step, c, s->is_unicode))
-                        break;
-                    GET_CHAR(c, cptr, end, type);
-                }
-            }
+            cptr = skip_while(cptr, end, type, latin1, step, s->is_unicode, false);
             if (cptr >= end)
                 break;
         }
         /* A failed attempt can leave the captures it set (nothing was pushed to
            undo them), which the prefix's own backtrack state would have undone. */
-        for (int i = 0; i < s->capture_count * 2; i++)
-            capture[i] = NULL;
+        clear_captures(capture, s->capture_count);
         ret = lre_exec_backtrack(s, capture, body, cptr);
         if (ret != 0 || rule == START_AT_INPUT_START || cptr >= end)
             break;
         uint32_t c;
         GET_CHAR(c, cptr, end, type); /* the prefix's `any` */
-        if (skip_run) {
-            while (cptr < end) {
-                PEEK_CHAR(c, cptr, end, type);
-                if (!(c < 256 ? latin1[c >> 3] & (1u << (c & 7)) : step_accepts(step, c, s->is_unicode)))
-                    break;
-                GET_CHAR(c, cptr, end, type);
-            }
-        }
+        (void)c;
+        if (skip_run)
+            cptr = skip_while(cptr, end, type, latin1, step, s->is_unicode, true);
     }
     if (ret == 0)
-        for (int i = 0; i < s->capture_count * 2; i++)
-            capture[i] = NULL;
+        clear_captures(capture, s->capture_count);
     if (s->stack_buf != s->static_stack_buf)
         lre_realloc(s->opaque, s->stack_buf, 0);
     return (int)ret;
