@@ -100,9 +100,72 @@ exception:
     return 0;
 }
 
+/* The two comparators most code passes, (a, b) => a - b and (a, b) => b - a,
+   are pure: with numbers for arguments, a call has no effect but its result,
+   whose sign is that of the subtraction. When the comparator's bytecode is
+   exactly that subtraction and every element is a number, the sort computes
+   the sign itself instead of calling: the same comparisons with the same
+   results, so the same order, without a JS call each. Anything else (another
+   body, a non-number element, which could run valueOf) calls the function. */
+enum { HUGIND_CMP_CALL, HUGIND_CMP_LEFT_MINUS_RIGHT, HUGIND_CMP_RIGHT_MINUS_LEFT };
+
+static int hugind_numeric_comparator(JSValueConst fn) {
+    if (JS_VALUE_GET_TAG(fn) != JS_TAG_OBJECT)
+        return HUGIND_CMP_CALL;
+    JSObject *p = JS_VALUE_GET_OBJ(fn);
+    if (p->class_id != JS_CLASS_BYTECODE_FUNCTION)
+        return HUGIND_CMP_CALL;
+    const JSFunctionBytecode *b = p->u.func.function_bytecode;
+    if (b->func_kind != JS_FUNC_NORMAL || b->byte_code_len != 4)
+        return HUGIND_CMP_CALL;
+    const uint8_t *pc = b->byte_code_buf;
+    if (pc[2] != OP_sub || pc[3] != OP_return)
+        return HUGIND_CMP_CALL;
+    if (pc[0] == OP_get_arg0 && pc[1] == OP_get_arg1)
+        return HUGIND_CMP_LEFT_MINUS_RIGHT;
+    if (pc[0] == OP_get_arg1 && pc[1] == OP_get_arg0)
+        return HUGIND_CMP_RIGHT_MINUS_LEFT;
+    return HUGIND_CMP_CALL;
+}
+
+static int hugind_all_numbers(const ValueSlot *slots, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        if (!JS_IsNumber(slots[i].val))
+            return 0;
+    }
+    return 1;
+}
+
+static inline double hugind_number_of(JSValueConst v) {
+    return JS_VALUE_GET_TAG(v) == JS_TAG_INT ? JS_VALUE_GET_INT(v) : JS_VALUE_GET_FLOAT64(v);
+}
+
+/* The sign of the comparator's result as hugind_array_cmp reads it (NaN is 0),
+   then the same tie-break by position. x - y is 0 only when x == y (or for
+   NaN and Infinity - Infinity), so the sign is the subtraction's, not a
+   comparison's. */
+static inline int hugind_numeric_cmp(const ValueSlot *ap, const ValueSlot *bp, double d) {
+    int cmp = (d > 0) - (d < 0);
+    if (cmp != 0)
+        return cmp;
+    return (ap->pos > bp->pos) - (ap->pos < bp->pos);
+}
+
+static int hugind_cmp_left_minus_right(const void *a, const void *b, void *opaque) {
+    const ValueSlot *ap = a, *bp = b;
+    return hugind_numeric_cmp(ap, bp, hugind_number_of(ap->val) - hugind_number_of(bp->val));
+}
+
+static int hugind_cmp_right_minus_left(const void *a, const void *b, void *opaque) {
+    const ValueSlot *ap = a, *bp = b;
+    return hugind_numeric_cmp(ap, bp, hugind_number_of(bp->val) - hugind_number_of(ap->val));
+}
+
 /* One instance per comparator, which it calls directly (an indirect call costs
    more under wasm: a table load and a signature check). */
 HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_slots, ValueSlot, hugind_array_cmp)
+HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_left_minus_right, ValueSlot, hugind_cmp_left_minus_right)
+HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_right_minus_left, ValueSlot, hugind_cmp_right_minus_left)
 HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_indices, uint32_t, js_TA_cmp_generic)
 
 static void hugind_sort(void *base, size_t nmemb, size_t size, cmp_f cmp, void *opaque) {
@@ -119,8 +182,18 @@ static void hugind_sort(void *base, size_t nmemb, size_t size, cmp_f cmp, void *
         rqsort(base, nmemb, size, cmp, opaque);
         return;
     }
-    if (slots)
-        hugind_merge_sort_slots(base, scratch, nmemb, opaque);
+    if (slots) {
+        const struct array_sort_context *psc = opaque;
+        int kind = psc->has_method ? hugind_numeric_comparator(psc->method) : HUGIND_CMP_CALL;
+        if (kind != HUGIND_CMP_CALL && !hugind_all_numbers(base, nmemb))
+            kind = HUGIND_CMP_CALL;
+        if (kind == HUGIND_CMP_LEFT_MINUS_RIGHT)
+            hugind_merge_sort_left_minus_right(base, scratch, nmemb, opaque);
+        else if (kind == HUGIND_CMP_RIGHT_MINUS_LEFT)
+            hugind_merge_sort_right_minus_left(base, scratch, nmemb, opaque);
+        else
+            hugind_merge_sort_slots(base, scratch, nmemb, opaque);
+    }
     else
         hugind_merge_sort_indices(base, scratch, nmemb, opaque);
     js_free_rt(ctx->rt, scratch);

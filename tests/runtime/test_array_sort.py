@@ -6,6 +6,12 @@ and it must be node's, across the sizes where the sort's runs and merges begin
 and end. The point of the change is fewer comparator calls, which is counted;
 and a comparator that throws, lies or changes the array must end the sort
 cleanly.
+
+`(a, b) => a - b` and `(a, b) => b - a` over numbers are not called at all: the
+sort computes the subtraction's sign itself. That fast path must give what
+calling gives, element for element (-0, NaN and Infinity included), which a
+comparator with the same result but another body shows; it must step aside for
+anything that is not a number; and it must be taken, which fuel shows.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ import subprocess
 
 import pytest
 
+from hugind.errors import LimitExceeded
 from tests.runtime.helpers import run_captured
 
 NODE = shutil.which("node")
@@ -108,3 +115,71 @@ def test_comparator_calls_stay_near_the_information_bound(make_agent):
 def test_a_lying_or_mutating_comparator_ends_with_the_same_elements(make_agent):
     got = run_captured(make_agent({"main.js": ROBUST + "export default () => robust();"})).result.value
     assert got == {"liarIsPermutation": True, "grownLength": 300, "typedIsPermutation": True}
+
+
+# The same subtraction in a body the recogniser does not match: always called.
+NUMERIC = r"""
+function numeric() {
+  let seed = 17;
+  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
+  const special = [0, -0, NaN, Infinity, -Infinity, 1e308, -1e308, 5e-324, -5e-324, 2 ** 31, -(2 ** 31), 0.1];
+  const pick = () => (rnd() < 0.2 ? special[Math.floor(rnd() * special.length)]
+    : rnd() < 0.5 ? Math.floor(rnd() * 40) - 20 : (rnd() - 0.5) * 1e3);
+  const show = (a) => a.map((x) => (Object.is(x, -0) ? "-0" : String(x))).join();
+  const called = {
+    lr: (x, y) => { const d = x - y; return d; },
+    rl: (x, y) => { const d = y - x; return d; },
+  };
+  const out = { differ: [] };
+  for (const n of [2, 31, 33, 65, 500, 3000]) {
+    const a = Array.from({ length: n }, pick);
+    const pairs = [
+      [a.slice().sort((x, y) => x - y), a.slice().sort(called.lr)],
+      [a.slice().sort((x, y) => y - x), a.slice().sort(called.rl)],
+      [a.toSorted(function (p, q) { return p - q; }), a.toSorted(called.lr)],
+    ];
+    for (const [fast, slow] of pairs) if (show(fast) !== show(slow)) out.differ.push(n);
+  }
+  // Not all numbers: the comparator runs, so valueOf does, as node's does.
+  let valueOfCalls = 0;
+  const boxed = { valueOf() { valueOfCalls++; return 2; } };
+  out.mixed = show([3, boxed, 1].sort((x, y) => x - y).map(Number));
+  out.valueOfCalled = valueOfCalls > 0;
+  out.strings = ["10", "9", "1"].sort((x, y) => x - y);
+  out.holes = String([3, , 1, undefined, -0, 2].sort((x, y) => x - y));
+  try { [2n, 1n].sort((x, y) => x - y); out.bigint = "sorted"; } catch (e) { out.bigint = e.constructor.name; }
+  out.bound = [3, 1, 2].sort(((x, y) => x - y).bind(null)).join();
+  out.otherBody = [3, 1, 2, -0, 0].sort((x, y) => (x - y) * 2).map(String).join();
+  return out;
+}
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_a_recognised_numeric_comparator_sorts_as_calling_it_does(make_agent, tmp_path):
+    ours = run_captured(make_agent({"main.js": NUMERIC + "export default () => numeric();"})).result.value
+    assert ours["differ"] == []
+    assert ours["valueOfCalled"] is True
+    # node sorts these with the same comparator results, and NaN-free inputs have one answer.
+    node = _node(NUMERIC, "numeric()", tmp_path)
+    for key in ("mixed", "strings", "holes", "bigint", "bound", "otherBody"):
+        assert ours[key] == node[key], key
+
+
+SORT_20K = r"""
+let seed = 1;
+const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
+const a = Array.from({ length: 20000 }, () => rnd() * 1e6);
+export default () => { a.sort(COMPARATOR); return a[0] <= a[1] && a[19998] <= a[19999]; };
+"""
+
+
+def test_a_recognised_comparator_is_not_called(make_agent):
+    # Calling the comparator for 20k numbers costs about 220M wasm instructions; the
+    # recognised one about 35M. A budget between the two tells the paths apart.
+    budget = 150_000_000
+    fast = make_agent({"main.js": SORT_20K.replace("COMPARATOR", "(x, y) => x - y")})
+    assert run_captured(fast, fuel=budget).result.value is True
+    slow = make_agent({"main.js": SORT_20K.replace("COMPARATOR", "(x, y) => { const d = x - y; return d; }")})
+    with pytest.raises(LimitExceeded, match="fuel exhausted"):
+        run_captured(slow, fuel=budget)
