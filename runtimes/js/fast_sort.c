@@ -161,12 +161,68 @@ static int hugind_cmp_right_minus_left(const void *a, const void *b, void *opaqu
     return hugind_numeric_cmp(ap, bp, hugind_number_of(bp->val) - hugind_number_of(ap->val));
 }
 
+/* A typed array sorts indices; the elements are read as js_TA_cmp_generic
+   reads them. Only arrays whose elements are numbers come here (not BigInt64
+   and BigUint64, whose subtraction gives a BigInt, which the sort's caller
+   rejects), and a comparator that is not called cannot detach the buffer. */
+static inline double hugind_element_of(const struct TA_sort_context *psc, uint32_t idx) {
+    const JSObject *p = JS_VALUE_GET_OBJ(psc->arr);
+    return hugind_number_of(psc->getfun(psc->ctx, (char *)p->u.array.u.ptr + idx * (size_t)psc->elt_size));
+}
+
+static inline int hugind_index_cmp(uint32_t a, uint32_t b, double d) {
+    int cmp = (d > 0) - (d < 0);
+    return cmp != 0 ? cmp : (a > b) - (a < b);
+}
+
+static int hugind_ta_cmp_left_minus_right(const void *a, const void *b, void *opaque) {
+    uint32_t ai = *(const uint32_t *)a, bi = *(const uint32_t *)b;
+    return hugind_index_cmp(ai, bi, hugind_element_of(opaque, ai) - hugind_element_of(opaque, bi));
+}
+
+static int hugind_ta_cmp_right_minus_left(const void *a, const void *b, void *opaque) {
+    uint32_t ai = *(const uint32_t *)a, bi = *(const uint32_t *)b;
+    return hugind_index_cmp(ai, bi, hugind_element_of(opaque, bi) - hugind_element_of(opaque, ai));
+}
+
+static int hugind_ta_holds_numbers(const struct TA_sort_context *psc) {
+    JSObject *p = JS_VALUE_GET_OBJ(psc->arr);
+    return p->class_id != JS_CLASS_BIG_INT64_ARRAY && p->class_id != JS_CLASS_BIG_UINT64_ARRAY &&
+           !typed_array_is_oob(p);
+}
+
 /* One instance per comparator, which it calls directly (an indirect call costs
    more under wasm: a table load and a signature check). */
 HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_slots, ValueSlot, hugind_array_cmp)
 HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_left_minus_right, ValueSlot, hugind_cmp_left_minus_right)
 HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_right_minus_left, ValueSlot, hugind_cmp_right_minus_left)
 HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_indices, uint32_t, js_TA_cmp_generic)
+HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_ta_left_minus_right, uint32_t, hugind_ta_cmp_left_minus_right)
+HUGIND_DEFINE_MERGE_SORT(hugind_merge_sort_ta_right_minus_left, uint32_t, hugind_ta_cmp_right_minus_left)
+
+static void hugind_sort_slots(ValueSlot *slots, ValueSlot *scratch, size_t n, struct array_sort_context *psc) {
+    int kind = psc->has_method ? hugind_numeric_comparator(psc->method) : HUGIND_CMP_CALL;
+    if (kind != HUGIND_CMP_CALL && !hugind_all_numbers(slots, n))
+        kind = HUGIND_CMP_CALL;
+    if (kind == HUGIND_CMP_LEFT_MINUS_RIGHT)
+        hugind_merge_sort_left_minus_right(slots, scratch, n, psc);
+    else if (kind == HUGIND_CMP_RIGHT_MINUS_LEFT)
+        hugind_merge_sort_right_minus_left(slots, scratch, n, psc);
+    else
+        hugind_merge_sort_slots(slots, scratch, n, psc);
+}
+
+static void hugind_sort_indices(uint32_t *indices, uint32_t *scratch, size_t n, struct TA_sort_context *psc) {
+    int kind = hugind_numeric_comparator(psc->cmp);
+    if (kind != HUGIND_CMP_CALL && !hugind_ta_holds_numbers(psc))
+        kind = HUGIND_CMP_CALL;
+    if (kind == HUGIND_CMP_LEFT_MINUS_RIGHT)
+        hugind_merge_sort_ta_left_minus_right(indices, scratch, n, psc);
+    else if (kind == HUGIND_CMP_RIGHT_MINUS_LEFT)
+        hugind_merge_sort_ta_right_minus_left(indices, scratch, n, psc);
+    else
+        hugind_merge_sort_indices(indices, scratch, n, psc);
+}
 
 static void hugind_sort(void *base, size_t nmemb, size_t size, cmp_f cmp, void *opaque) {
     /* Both comparison contexts start with the JSContext. */
@@ -182,19 +238,9 @@ static void hugind_sort(void *base, size_t nmemb, size_t size, cmp_f cmp, void *
         rqsort(base, nmemb, size, cmp, opaque);
         return;
     }
-    if (slots) {
-        const struct array_sort_context *psc = opaque;
-        int kind = psc->has_method ? hugind_numeric_comparator(psc->method) : HUGIND_CMP_CALL;
-        if (kind != HUGIND_CMP_CALL && !hugind_all_numbers(base, nmemb))
-            kind = HUGIND_CMP_CALL;
-        if (kind == HUGIND_CMP_LEFT_MINUS_RIGHT)
-            hugind_merge_sort_left_minus_right(base, scratch, nmemb, opaque);
-        else if (kind == HUGIND_CMP_RIGHT_MINUS_LEFT)
-            hugind_merge_sort_right_minus_left(base, scratch, nmemb, opaque);
-        else
-            hugind_merge_sort_slots(base, scratch, nmemb, opaque);
-    }
+    if (slots)
+        hugind_sort_slots(base, scratch, nmemb, opaque);
     else
-        hugind_merge_sort_indices(base, scratch, nmemb, opaque);
+        hugind_sort_indices(base, scratch, nmemb, opaque);
     js_free_rt(ctx->rt, scratch);
 }

@@ -7,8 +7,9 @@ and end. The point of the change is fewer comparator calls, which is counted;
 and a comparator that throws, lies or changes the array must end the sort
 cleanly.
 
-`(a, b) => a - b` and `(a, b) => b - a` over numbers are not called at all: the
-sort computes the subtraction's sign itself. That fast path must give what
+`(a, b) => a - b` and `(a, b) => b - a` over numbers (in an Array or a typed
+array that holds numbers) are not called at all: the sort computes the
+subtraction's sign itself. That fast path must give what
 calling gives, element for element (-0, NaN and Infinity included), which a
 comparator with the same result but another body shows; it must step aside for
 anything that is not a number; and it must be taken, which fuel shows.
@@ -139,6 +140,15 @@ function numeric() {
       [a.toSorted(function (p, q) { return p - q; }), a.toSorted(called.lr)],
     ];
     for (const [fast, slow] of pairs) if (show(fast) !== show(slow)) out.differ.push(n);
+    const kinds = [Int8Array, Uint8Array, Uint8ClampedArray, Int16Array, Uint16Array, Int32Array,
+      Uint32Array, Float32Array, Float64Array];
+    if (typeof Float16Array !== "undefined") kinds.push(Float16Array);
+    for (const Kind of kinds) {
+      const t = Kind.from(a, (x) => (Kind.name.startsWith("Float") ? x : Math.trunc(x) || 0));
+      const fast = [t.slice().sort((x, y) => x - y), t.slice().sort((x, y) => y - x)];
+      const slow = [t.slice().sort(called.lr), t.slice().sort(called.rl)];
+      if (show([...fast[0], ...fast[1]]) !== show([...slow[0], ...slow[1]])) out.differ.push(Kind.name + n);
+    }
   }
   // Not all numbers: the comparator runs, so valueOf does, as node's does.
   let valueOfCalls = 0;
@@ -148,6 +158,8 @@ function numeric() {
   out.strings = ["10", "9", "1"].sort((x, y) => x - y);
   out.holes = String([3, , 1, undefined, -0, 2].sort((x, y) => x - y));
   try { [2n, 1n].sort((x, y) => x - y); out.bigint = "sorted"; } catch (e) { out.bigint = e.constructor.name; }
+  try { new BigInt64Array([2n, 1n]).sort((x, y) => x - y); out.bigintTyped = "sorted"; }
+  catch (e) { out.bigintTyped = e.constructor.name; }
   out.bound = [3, 1, 2].sort(((x, y) => x - y).bind(null)).join();
   out.otherBody = [3, 1, 2, -0, 0].sort((x, y) => (x - y) * 2).map(String).join();
   return out;
@@ -162,24 +174,26 @@ def test_a_recognised_numeric_comparator_sorts_as_calling_it_does(make_agent, tm
     assert ours["valueOfCalled"] is True
     # node sorts these with the same comparator results, and NaN-free inputs have one answer.
     node = _node(NUMERIC, "numeric()", tmp_path)
-    for key in ("mixed", "strings", "holes", "bigint", "bound", "otherBody"):
+    for key in ("mixed", "strings", "holes", "bigint", "bigintTyped", "bound", "otherBody"):
         assert ours[key] == node[key], key
 
 
 SORT_20K = r"""
 let seed = 1;
 const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 4294967296;
-const a = Array.from({ length: 20000 }, () => rnd() * 1e6);
+const a = MAKE(Array.from({ length: 20000 }, () => rnd() * 1e6));
 export default () => { a.sort(COMPARATOR); return a[0] <= a[1] && a[19998] <= a[19999]; };
 """
 
 
-def test_a_recognised_comparator_is_not_called(make_agent):
+@pytest.mark.parametrize("make", ["(a) => a", "(a) => Float64Array.from(a)"], ids=["array", "typed"])
+def test_a_recognised_comparator_is_not_called(make_agent, make):
     # Calling the comparator for 20k numbers costs about 220M wasm instructions; the
     # recognised one about 35M. A budget between the two tells the paths apart.
     budget = 150_000_000
-    fast = make_agent({"main.js": SORT_20K.replace("COMPARATOR", "(x, y) => x - y")})
+    source = SORT_20K.replace("MAKE", f"({make})")
+    fast = make_agent({"main.js": source.replace("COMPARATOR", "(x, y) => x - y")})
     assert run_captured(fast, fuel=budget).result.value is True
-    slow = make_agent({"main.js": SORT_20K.replace("COMPARATOR", "(x, y) => { const d = x - y; return d; }")})
+    slow = make_agent({"main.js": source.replace("COMPARATOR", "(x, y) => { const d = x - y; return d; }")})
     with pytest.raises(LimitExceeded, match="fuel exhausted"):
         run_captured(slow, fuel=budget)
