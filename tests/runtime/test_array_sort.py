@@ -160,6 +160,8 @@ function numeric() {
   try { [2n, 1n].sort((x, y) => x - y); out.bigint = "sorted"; } catch (e) { out.bigint = e.constructor.name; }
   try { new BigInt64Array([2n, 1n]).sort((x, y) => x - y); out.bigintTyped = "sorted"; }
   catch (e) { out.bigintTyped = e.constructor.name; }
+  try { [2, 1].sort(class { constructor(x, y) { return x - y; } }); out.classCtor = "sorted"; }
+  catch (e) { out.classCtor = e.constructor.name; }
   out.bound = [3, 1, 2].sort(((x, y) => x - y).bind(null)).join();
   out.otherBody = [3, 1, 2, -0, 0].sort((x, y) => (x - y) * 2).map(String).join();
   return out;
@@ -174,7 +176,8 @@ def test_a_recognised_numeric_comparator_sorts_as_calling_it_does(make_agent, tm
     assert ours["valueOfCalled"] is True
     # node sorts these with the same comparator results, and NaN-free inputs have one answer.
     node = _node(NUMERIC, "numeric()", tmp_path)
-    for key in ("mixed", "strings", "holes", "bigint", "bigintTyped", "bound", "otherBody"):
+    keys = ("mixed", "strings", "holes", "bigint", "bigintTyped", "classCtor", "bound", "otherBody")
+    for key in keys:
         assert ours[key] == node[key], key
 
 
