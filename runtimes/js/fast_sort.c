@@ -140,10 +140,10 @@ static inline double hugind_number_of(JSValueConst v) {
     return JS_VALUE_GET_TAG(v) == JS_TAG_INT ? JS_VALUE_GET_INT(v) : JS_VALUE_GET_FLOAT64(v);
 }
 
-/* The sign of the comparator's result as hugind_array_cmp reads it (NaN is 0),
-   then the same tie-break by position. x - y is 0 only when x == y (or for
-   NaN and Infinity - Infinity), so the sign is the subtraction's, not a
-   comparison's. */
+/* The sign of the comparator's result as hugind_array_cmp reads it (NaN
+   counts as 0), then the same tie-break by position. Doubles subtract to 0
+   only when equal (-0 and 0 included), and to NaN only when one is NaN or both
+   are the same infinity, so this is also the sign of comparing them. */
 static inline int hugind_numeric_cmp(const ValueSlot *ap, const ValueSlot *bp, double d) {
     int cmp = (d > 0) - (d < 0);
     if (cmp != 0)
