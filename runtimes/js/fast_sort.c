@@ -65,6 +65,14 @@
             memcpy(a, from, n * sizeof(T));                                                        \
     }
 
+/* How every comparison here ends: the sign of the comparator's result (NaN
+   counts as 0), and for equal elements the order of their positions, so that
+   equal elements keep their order. */
+static inline int hugind_sign_else_order(double result, int64_t a_pos, int64_t b_pos) {
+    int sign = (result > 0) - (result < 0);
+    return sign != 0 ? sign : (a_pos > b_pos) - (a_pos < b_pos);
+}
+
 /* js_array_cmp_generic, except that a comparator is called the way the
    interpreter calls a function: with arguments this call owns (duplicated),
    which the callee may overwrite and which are freed afterwards. JS_Call would
@@ -80,21 +88,14 @@ static int hugind_array_cmp(const void *a, const void *b, void *opaque) {
     JSValue res = JS_CallInternal(ctx, psc->method, JS_UNDEFINED, JS_UNDEFINED, 2, argv, 0);
     JS_FreeValue(ctx, argv[0]);
     JS_FreeValue(ctx, argv[1]);
-    int cmp;
     if (JS_IsException(res))
         goto exception;
-    if (JS_VALUE_GET_TAG(res) == JS_TAG_INT) {
-        int val = JS_VALUE_GET_INT(res);
-        cmp = (val > 0) - (val < 0);
-    } else {
-        double val;
-        if (JS_ToFloat64Free(ctx, &val, res) < 0)
-            goto exception;
-        cmp = (val > 0) - (val < 0);
-    }
-    if (cmp != 0)
-        return cmp;
-    return (ap->pos > bp->pos) - (ap->pos < bp->pos); /* equal: keep their order */
+    if (JS_VALUE_GET_TAG(res) == JS_TAG_INT)
+        return hugind_sign_else_order(JS_VALUE_GET_INT(res), ap->pos, bp->pos);
+    double val;
+    if (JS_ToFloat64Free(ctx, &val, res) < 0)
+        goto exception;
+    return hugind_sign_else_order(val, ap->pos, bp->pos);
 exception:
     psc->exception = 1;
     return 0;
@@ -140,25 +141,18 @@ static inline double hugind_number_of(JSValueConst v) {
     return JS_VALUE_GET_TAG(v) == JS_TAG_INT ? JS_VALUE_GET_INT(v) : JS_VALUE_GET_FLOAT64(v);
 }
 
-/* The sign of the comparator's result as hugind_array_cmp reads it (NaN
-   counts as 0), then the same tie-break by position. Doubles subtract to 0
-   only when equal (-0 and 0 included), and to NaN only when one is NaN or both
-   are the same infinity, so this is also the sign of comparing them. */
-static inline int hugind_numeric_cmp(const ValueSlot *ap, const ValueSlot *bp, double d) {
-    int cmp = (d > 0) - (d < 0);
-    if (cmp != 0)
-        return cmp;
-    return (ap->pos > bp->pos) - (ap->pos < bp->pos);
-}
-
+/* The subtraction's result goes through hugind_sign_else_order as a called
+   comparator's would. (Doubles subtract to 0 only when equal, -0 and 0
+   included, and to NaN only when one is NaN or both are the same infinity, so
+   its sign is also that of comparing them.) */
 static int hugind_cmp_left_minus_right(const void *a, const void *b, void *opaque) {
     const ValueSlot *ap = a, *bp = b;
-    return hugind_numeric_cmp(ap, bp, hugind_number_of(ap->val) - hugind_number_of(bp->val));
+    return hugind_sign_else_order(hugind_number_of(ap->val) - hugind_number_of(bp->val), ap->pos, bp->pos);
 }
 
 static int hugind_cmp_right_minus_left(const void *a, const void *b, void *opaque) {
     const ValueSlot *ap = a, *bp = b;
-    return hugind_numeric_cmp(ap, bp, hugind_number_of(bp->val) - hugind_number_of(ap->val));
+    return hugind_sign_else_order(hugind_number_of(bp->val) - hugind_number_of(ap->val), ap->pos, bp->pos);
 }
 
 /* A typed array sorts indices; the elements are read as js_TA_cmp_generic
@@ -170,19 +164,14 @@ static inline double hugind_element_of(const struct TA_sort_context *psc, uint32
     return hugind_number_of(psc->getfun(psc->ctx, (char *)p->u.array.u.ptr + idx * (size_t)psc->elt_size));
 }
 
-static inline int hugind_index_cmp(uint32_t a, uint32_t b, double d) {
-    int cmp = (d > 0) - (d < 0);
-    return cmp != 0 ? cmp : (a > b) - (a < b);
-}
-
 static int hugind_ta_cmp_left_minus_right(const void *a, const void *b, void *opaque) {
     uint32_t ai = *(const uint32_t *)a, bi = *(const uint32_t *)b;
-    return hugind_index_cmp(ai, bi, hugind_element_of(opaque, ai) - hugind_element_of(opaque, bi));
+    return hugind_sign_else_order(hugind_element_of(opaque, ai) - hugind_element_of(opaque, bi), ai, bi);
 }
 
 static int hugind_ta_cmp_right_minus_left(const void *a, const void *b, void *opaque) {
     uint32_t ai = *(const uint32_t *)a, bi = *(const uint32_t *)b;
-    return hugind_index_cmp(ai, bi, hugind_element_of(opaque, bi) - hugind_element_of(opaque, ai));
+    return hugind_sign_else_order(hugind_element_of(opaque, bi) - hugind_element_of(opaque, ai), ai, bi);
 }
 
 static int hugind_ta_holds_numbers(const struct TA_sort_context *psc) {
