@@ -105,18 +105,11 @@ static bool shortest_decimal(double v, uint64_t *digits, int *exp10) {
 /* Number::toString's layout of digits * 10^exp10. */
 static int format_number(char *buf, bool negative, uint64_t digits, int exp10) {
     char text[24];
-    int len = 0;
     while (digits % 10 == 0) {
         digits /= 10;
         exp10++;
     }
-    for (uint64_t rest = digits; rest; rest /= 10)
-        text[len++] = (char)('0' + rest % 10);
-    for (int i = 0; i < len / 2; i++) {
-        char swap = text[i];
-        text[i] = text[len - 1 - i];
-        text[len - 1 - i] = swap;
-    }
+    int len = (int)u64toa(text, digits);
     int point = len + exp10; /* the value is 0.text * 10^point */
     char *p = buf;
     if (negative)
@@ -149,12 +142,7 @@ static int format_number(char *buf, bool negative, uint64_t digits, int exp10) {
         }
         *p++ = 'e';
         *p++ = e < 0 ? '-' : '+';
-        int magnitude = e < 0 ? -e : e; /* at most 324 */
-        if (magnitude >= 100)
-            *p++ = (char)('0' + magnitude / 100);
-        if (magnitude >= 10)
-            *p++ = (char)('0' + magnitude / 10 % 10);
-        *p++ = (char)('0' + magnitude % 10);
+        p += u32toa(p, (uint32_t)(e < 0 ? -e : e));
     }
     return (int)(p - buf);
 }
