@@ -15,11 +15,15 @@ The handler itself is Python's default one but for one case. wasmtime calls
 the host through ctypes callbacks (hugind's raw imports, wasmtime-py's
 trampolines and WASI output writers), which turn an exception raised inside
 them into a trap, but only from within their ``try``: a ``KeyboardInterrupt``
-raised as one is entered (or, for an output writer, anywhere in it: it
-catches only ``Exception``) escapes into wasmtime, and the process aborts
-(seen: ``free(): invalid pointer``, 7 of 10 Ctrl-Cs on a loop of host calls).
-There the handler only stops the guest (it traps at its next epoch check) and
-notes it; the run's error then ends the command as Ctrl-C (run_command.py).
+raised as one is entered, in what it calls before its ``try`` or in its
+``except`` (or, for an output writer, anywhere in it: it catches only
+``Exception``) escapes into wasmtime, and the process aborts (seen: ``free():
+invalid pointer``, 7 of 10 Ctrl-Cs on a loop of host calls; SIGSEGV when one
+hit wasmtime-py's ``Caller(...)``). So the handler raises only where a hugind
+function that a callback calls from within its ``try`` is on the stack above
+the frame, nearer than any callback. Elsewhere in a callback it only stops the
+guest (it traps at its next epoch check) and notes it; the run's error then
+ends the command as Ctrl-C (run_command.py).
 
 Installed by the executable (entry.py) in the process that runs the command:
 the cold one, or a warm server's child, to which the client forwards SIGINT.
@@ -69,11 +73,24 @@ def seen() -> bool:
     return _seen.is_set()
 
 
-# The ctypes callbacks wasmtime calls: (function name, the last two parts of its file path).
-# WASI output writers catch only Exception (wasmtime 50 calls them on its own threads,
-# where no handler runs, but a writer on the main thread must not get one either).
-_NEVER_SAFE = {("custom_call", "wasmtime/_wasi.py"), ("custom_finalize", "wasmtime/_wasi.py")}
-_SAFE_BELOW = {("trampoline", "wasmtime/_func.py"), ("callback", "sandbox/raw_import.py")}
+# The ctypes callbacks wasmtime calls into Python: (function name, the last two parts of its
+# file path). A KeyboardInterrupt raised in one of them, or in a function it calls outside its
+# try (Caller(...), its trap's making, its finally), escapes into wasmtime. WASI output writers
+# catch only Exception (wasmtime 50 calls them on its own threads, where no handler runs, but a
+# writer on the main thread must not get one either).
+_CALLBACKS = {
+    ("trampoline", "wasmtime/_func.py"),
+    ("enter", "sandbox/raw_import.py"),
+    ("custom_call", "wasmtime/_wasi.py"),
+    ("custom_finalize", "wasmtime/_wasi.py"),
+}
+# hugind's functions that a callback calls from within its try, and only there: everything
+# at or below one of them turns what it raises into a trap.
+_GUARDS = {
+    ("serve", "sandbox/raw_import.py"),
+    ("serve_typed", "sandbox/raw_import.py"),
+    ("interposed", "sandbox/wasi_guard.py"),
+}
 
 
 def _where(frame: object) -> tuple[str, str]:
@@ -82,18 +99,17 @@ def _where(frame: object) -> tuple[str, str]:
 
 
 def _may_raise(frame: object | None) -> bool:
-    """Whether a KeyboardInterrupt raised in ``frame`` becomes a trap (or never meets wasmtime).
-    Within a callback that traps what it raises, only frames two or more calls below it are
-    surely inside its ``try``: at its entry, in its ``Caller(...)`` and its ``finally`` they are not."""
-    depth = 0
+    """Whether a KeyboardInterrupt raised in ``frame`` becomes a trap (or never meets wasmtime):
+    a guard is met before any callback, going outwards, or no callback is on the stack at all.
+    No count of frames below a callback says whether they are inside its try: wasmtime-py's
+    Caller(...) is two calls deep, outside it."""
     while frame is not None:
         where = _where(frame)
-        if where in _NEVER_SAFE:
+        if where in _GUARDS:
+            return True
+        if where in _CALLBACKS:
             return False
-        if where in _SAFE_BELOW:
-            return depth >= 2
         frame = frame.f_back  # type: ignore[attr-defined]
-        depth += 1
     return True
 
 

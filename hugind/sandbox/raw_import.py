@@ -85,16 +85,20 @@ def _define_public(
     """The same import through wasmtime-py's typed trampoline: every argument as the raw
     path reads it (an i64's low half), the result stored as an i32 slot would store it."""
 
-    def callback(caller: wasmtime.Caller, *args: int) -> int:
+    # The trampoline calls this from within its try: ctrl_c.py may raise Ctrl-C below it.
+    def serve_typed(caller: wasmtime.Caller, *args: int) -> int:
         return _i32(handler(caller, *(_i32(a) for a in args)))
 
-    linker.define_func(module, name, functype, callback, access_caller=True)
+    linker.define_func(module, name, functype, serve_typed, access_caller=True)
 
 
 def _define_raw(
     linker: wasmtime.Linker, module: str, name: str, nparams: int, handler: RawHandler, functype: wasmtime.FuncType
 ) -> None:
-    def callback(_env: object, caller_ptr: object, values: ctypes.Array, _count: int) -> int:
+    # Everything that may raise runs in serve(), called from within enter()'s try: ctrl_c.py
+    # raises a KeyboardInterrupt only below serve(), never in enter() or its except clause,
+    # where it would escape into wasmtime (seen: SIGSEGV when one hit Caller(...) in enter()).
+    def serve(caller_ptr: object, values: ctypes.Array) -> None:
         caller = wasmtime.Caller(caller_ptr)  # type: ignore[arg-type]
         try:
             # The hugind imports' arities spelled out: a generator costs more than the values.
@@ -104,15 +108,19 @@ def _define_raw(
                 values[0].i32 = handler(caller, values[0].i32, values[1].i32, values[2].i32, values[3].i32)
             else:
                 values[0].i32 = handler(caller, *(values[i].i32 for i in range(nparams)))
+        finally:
+            caller._invalidate()  # as wasmtime-py's trampoline: the caller dies with the call
+
+    def enter(_env: object, caller_ptr: object, values: ctypes.Array, _count: int) -> int:
+        try:
+            serve(caller_ptr, values)
             return 0
         except BaseException as exc:
             _failure.exc = exc
             trap = ffi.wasmtime_trap_new(ctypes.create_string_buffer(_TRAP_MESSAGE), len(_TRAP_MESSAGE))
             return ctypes.cast(trap, ctypes.c_void_p).value or 0
-        finally:
-            caller._invalidate()  # as wasmtime-py's trampoline: the caller dies with the call
 
-    raw = ffi.wasmtime_func_unchecked_callback_t(callback)
+    raw = ffi.wasmtime_func_unchecked_callback_t(enter)
     _keep_alive.append(raw)
     module_bytes, name_bytes = module.encode(), name.encode()
     error = ffi.wasmtime_linker_define_func_unchecked(
