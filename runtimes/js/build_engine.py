@@ -223,6 +223,9 @@ WEB_MODULES = (
     "intl.js",
 )
 WEB_MARKER = b"/* @hugind-web-modules */"
+# How write_prelude_header lays out an embedded script, part of the build's cache key: 2 is
+# NUL-terminated (an engine cached from the unterminated layout must not be reused).
+EMBED_FORMAT = 2
 
 
 def assemble_prelude() -> bytes:
@@ -241,7 +244,13 @@ def assemble_prelude() -> bytes:
 
 
 def write_prelude_header(data: bytes, dest: Path, source: str = "prelude.js", symbol: str = "hugind_prelude") -> None:
-    rows = [", ".join(str(b) for b in data[i : i + 24]) for i in range(0, len(data), 24)]
+    """``data`` as a C array, NUL-terminated: QuickJS's tokenizer reads ``src[len]`` as the end of
+    input, so without the NUL it read on into the next object in memory (seen: a prelude whose
+    length put "I+?" after it failed with "SyntaxError: unexpected token in expression: '?'")."""
+    if b"\0" in data:
+        raise BuildError(f"{source} holds a NUL byte")
+    terminated = data + b"\0"
+    rows = [", ".join(str(b) for b in terminated[i : i + 24]) for i in range(0, len(terminated), 24)]
     body = ",\n    ".join(rows)
     dest.write_text(
         f"/* generated from {source} by build_engine.py; do not edit */\n"
@@ -309,7 +318,7 @@ def build(out_dir: Path = DEFAULT_OUT, *, verbose: bool = False, progress: Calla
         h.update(b"prelude.js\0" + prelude)
         pow10 = pow10_table()
         h.update(b"hugind_pow10.h\0" + pow10)
-        h.update(json.dumps([CFLAGS, LDFLAGS, QUICKJS_DEFINES, _zig_version()]).encode())
+        h.update(json.dumps([CFLAGS, LDFLAGS, QUICKJS_DEFINES, _zig_version(), EMBED_FORMAT]).encode())
         key = h.hexdigest()
         target = out_dir / ENGINE_NAME
         cached = _cache_dir() / f"{key}.wasm"
