@@ -9,7 +9,8 @@ each hop checked again; ``Authorization``/``Cookie`` are dropped when the
 origin changes. The body is streamed and decoded here with a bounded
 inflater, counting decoded bytes against ``max_response_bytes``, so neither a
 body without length nor a compression bomb can exhaust memory. Proxy
-variables are ignored (``trust_env=False``).
+variables are ignored (``trust_env=False``). Bodies cross as text, or as
+base64 where text would not be exact (http_body.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from hugind.errors import HostIOError, InvalidArgument, LimitHit, PermissionDenied, Timeout
+from hugind.host.http_body import request_body, response_body
 from hugind.host.registry import HostContext, Op, arg
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
@@ -187,10 +189,7 @@ def _fetch(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
     if method not in METHODS:
         raise InvalidArgument(f"unsupported HTTP method {method!r}")
     headers = _headers(arg(args, "headers", dict, {}))
-    text = arg(args, "body", str, None)
-    body = text.encode("utf-8") if text is not None else None
-    if body is not None and len(body) > MAX_REQUEST_BODY:
-        raise LimitHit(f"network: request body over {MAX_REQUEST_BODY} bytes")
+    body = request_body(args, MAX_REQUEST_BODY)
     engine = ctx.policy
     if engine is None:
         raise PermissionDenied("network: no policy is in force")
@@ -254,7 +253,7 @@ def _hop(
                 {
                     "status": response.status_code,
                     "headers": _response_headers(response),
-                    "body": data.decode("utf-8", errors="replace"),
+                    **response_body(data),
                     "url": target.url,
                 },
             )

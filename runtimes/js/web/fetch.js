@@ -1,8 +1,8 @@
 // Request, Response and fetch (Fetch standard; Headers is headers.js). A Response's body is
 // also a ReadableStream (streams.js) of the whole body as one chunk.
 // fetch is the host op net.fetch, checked by the policy like every call; the
-// op answers {status, headers, body, url} with a text body, so a Response's
-// bytes are that text in UTF-8. An aborted fetch rejects at once with the
+// op answers {status, headers, body, body_base64?, url}, and a Response's
+// bytes are the bytes the server sent. An aborted fetch rejects at once with the
 // signal's reason; the host request may still finish, and its answer is dropped.
 (function (web) {
   const { install, submit, native } = web;
@@ -463,10 +463,25 @@
         res.#headers = web.freezeHeaders(headers);
         // A HEAD answer and the null-body statuses have no body at all (body is null).
         const nullBody = method === "HEAD" || [101, 103, 204, 205, 304].includes(r.status);
-        web.setBody(res, nullBody ? null : native.encode(String(r.body)));
+        web.setBody(res, nullBody ? null : hostBytes(r));
         return res;
       };
     }
+  }
+
+  // Bodies cross to and from the host as text where their UTF-8 is exact, else
+  // as base64 (hugind/host/http_body.py): the bytes on the wire, either way.
+  const exactUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true });
+  function bodyForHost(bytes) {
+    if (bytes === null) return { body: null };
+    try {
+      return { body: exactUtf8.decode(bytes) };
+    } catch {
+      return { body_base64: bytes.toBase64() };
+    }
+  }
+  function hostBytes(r) {
+    return typeof r.body_base64 === "string" ? Uint8Array.fromBase64(r.body_base64) : native.encode(String(r.body));
   }
 
   // A method, not a constructor, as a built-in operation is.
@@ -492,7 +507,7 @@
       url: request.url,
       method: request.method,
       headers: headersForHost(request.headers),
-      body: bytes === null ? null : new TextDecoder().decode(bytes),
+      ...bodyForHost(bytes),
     };
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });

@@ -143,13 +143,23 @@ def spawn_async(program, argv=(), detailed=False):
 
 
 class Response:
-    """A fetched response: status, headers, the body as text, the final url."""
+    """A fetched response: status, headers, the body as text and as bytes, the final url."""
 
     def __init__(self, reply):
         self.status = reply.get("status")
         self.headers = reply.get("headers") or {}
         self.text = reply.get("body") or ""
         self.url = reply.get("url")
+        self._base64 = reply.get("body_base64")
+
+    @property
+    def content(self):
+        """The body's bytes as the server sent them (``text`` replaces what is not UTF-8)."""
+        if isinstance(self._base64, str):
+            import binascii
+
+            return binascii.a2b_base64(self._base64)
+        return self.text.encode("utf-8")
 
     @property
     def ok(self):
@@ -166,7 +176,15 @@ class Response:
 
 def _fetch_args(url, method="GET", headers=None, body=None):
     args = {"url": str(url), "method": str(method).upper(), "headers": dict(headers or {})}
-    if body is not None:
+    if isinstance(body, (bytes, bytearray, memoryview)):
+        data = bytes(body)
+        try:
+            args["body"] = data.decode("utf-8")
+        except UnicodeDecodeError:  # sent as base64 so the server gets these bytes exactly
+            import binascii
+
+            args["body_base64"] = binascii.b2a_base64(data, newline=False).decode("ascii")
+    elif body is not None:
         if not isinstance(body, str):
             from hugind._wire import dumps
 

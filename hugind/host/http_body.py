@@ -1,0 +1,56 @@
+"""HTTP bodies between the guest and ``net.fetch``: text where text is exact, base64 where not.
+
+Host calls travel as JSON, which carries text, not bytes. A body that is valid
+UTF-8 travels as its text (``body``), and its UTF-8 is exactly the bytes. Any
+other body (an image, a gzip file, text in Latin-1) travels as ``body_base64``
+too, so the guest gets its bytes exactly; ``body`` then holds the text with
+each invalid sequence replaced by U+FFFD, for callers that want text. One
+rule for every guest: the bytes are ``body_base64`` decoded when it is there,
+else ``body`` in UTF-8.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from typing import Any
+
+from hugind.errors import InvalidArgument, LimitHit
+from hugind.host.registry import arg
+
+
+def request_body(args: Mapping[str, Any], cap: int) -> bytes | None:
+    """The request's bytes from ``body`` (text) or ``body_base64``; None when neither is given."""
+    text = arg(args, "body", str, None)
+    encoded = arg(args, "body_base64", str, None)
+    if text is not None and encoded is not None:
+        raise InvalidArgument("give 'body' or 'body_base64', not both")
+    if encoded is not None:
+        if len(encoded) > (cap + 2) // 3 * 4:
+            raise LimitHit(f"network: request body over {cap} bytes")
+        try:
+            body = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise InvalidArgument(f"argument 'body_base64' is not base64 ({exc})") from None
+    elif text is not None:
+        try:
+            body = text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidArgument("argument 'body' holds a lone surrogate (send bytes as 'body_base64')") from None
+    else:
+        return None
+    if len(body) > cap:
+        raise LimitHit(f"network: request body over {cap} bytes")
+    return body
+
+
+def response_body(data: bytes) -> dict[str, str]:
+    """The answer's body fields for ``data``: ``body``, and ``body_base64`` unless ``body`` is exact."""
+    try:
+        return {"body": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {
+            "body": data.decode("utf-8", errors="replace"),
+            "body_base64": base64.b64encode(data).decode("ascii"),
+        }
