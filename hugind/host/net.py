@@ -4,7 +4,8 @@ The policy parses the URL, matches the host, resolves it once and classifies
 every address. The request then goes to that address itself (the URL's host
 replaced by the IP, the ``Host`` header and TLS SNI/certificate name set to
 the original name), so a second DNS answer cannot move it (no rebinding
-window). Redirects are followed by hand, at most ``max_redirects`` hops,
+window). Redirects are followed by hand (unless the guest asks for
+``redirect: "manual"``: the 3xx is then the answer), at most ``max_redirects`` hops,
 each hop checked again; ``Authorization``/``Cookie`` are dropped when the
 origin changes. The body is streamed and decoded here with a bounded
 inflater, counting decoded bytes against ``max_response_bytes``, so neither a
@@ -190,6 +191,9 @@ def _fetch(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
         raise InvalidArgument(f"unsupported HTTP method {method!r}")
     headers = _headers(arg(args, "headers", dict, {}))
     body = request_body(args, MAX_REQUEST_BODY)
+    redirect = arg(args, "redirect", str, "follow")
+    if redirect not in ("follow", "manual"):
+        raise InvalidArgument(f"argument 'redirect' must be 'follow' or 'manual', got {redirect!r}")
     engine = ctx.policy
     if engine is None:
         raise PermissionDenied("network: no policy is in force")
@@ -204,7 +208,7 @@ def _fetch(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
 
     with httpx.Client(trust_env=False, follow_redirects=False, http2=False, verify=_tls_context()) as client:
         while True:
-            status, location, result = _hop(client, target, method, headers, body, deadline, ctx)
+            status, location, result = _hop(client, target, method, headers, body, deadline, ctx, redirect == "follow")
             if result is not None:
                 return result
             if hops >= net.max_redirects:
@@ -231,8 +235,10 @@ def _hop(
     body: bytes | None,
     deadline: float,
     ctx: HostContext,
+    follow: bool,
 ) -> tuple[int, str, dict[str, Any] | None]:
-    """One request: (status, location, None) for a redirect, else the final result."""
+    """One request: (status, location, None) for a redirect to follow, else the final result
+    (a redirect itself when not following: ``redirect: "manual"``)."""
     import httpx
 
     left = deadline - time.monotonic()
@@ -243,7 +249,7 @@ def _hop(
         response = _send(client, target, method, headers, body)
         try:
             location = response.headers.get("location")
-            if response.status_code in REDIRECTS and location:
+            if follow and response.status_code in REDIRECTS and location:
                 return response.status_code, location, None
             cap = ctx.policy.policy.net.max_response_bytes
             data = b"" if method == "HEAD" else _read_body(response, cap, deadline, ctx)

@@ -383,6 +383,21 @@ def test_redirects_are_followed_and_rechecked(harness, http_server):
     assert [e["decision"] for e in h.audit] == ["allow", "allow"]
 
 
+def test_manual_redirect_answers_with_the_redirect_and_contacts_nothing_else(harness, http_server, other_server):
+    h = harness(loopback())
+    target = other_server.url("/hello")
+    result = h.call("net.fetch", url=http_server.url(f"/redirect?to={target}"), redirect="manual")
+    assert result["status"] == 302 and result["headers"]["location"] == target
+    assert result["url"] == http_server.url(f"/redirect?to={target}")
+    assert other_server.paths() == [] and [e["decision"] for e in h.audit] == ["allow"]
+    assert isinstance(h.fails("net.fetch", url=target, redirect="error"), InvalidArgument)
+    # "manual" changes what is followed, never what is checked: the first hop is still decided
+    # (a loopback port outside allowed_ips, so a broken rule would still stay on this machine).
+    only = harness(loopback(http_server))
+    assert isinstance(only.fails("net.fetch", url=target, redirect="manual"), PermissionDenied)
+    assert other_server.paths() == []
+
+
 def test_redirect_to_a_denied_port_is_denied(harness, http_server, other_server):
     h = harness(loopback(http_server))
     err = h.fails("net.fetch", url=http_server.url(f"/redirect?to={other_server.url('/hello')}"))

@@ -8,6 +8,7 @@
   const { install, submit, native } = web;
 
   const { Headers, HTTP_TOKEN: TOKEN } = web;
+  const REDIRECT_STATUSES = [301, 302, 303, 307, 308];
 
   // The host op takes one string per name.
   function headersForHost(headers) {
@@ -435,7 +436,7 @@
       return r;
     }
     static redirect(url, status = 302) {
-      if (![301, 302, 303, 307, 308].includes(status)) throw new RangeError(`Invalid status code ${status}`);
+      if (!REDIRECT_STATUSES.includes(status)) throw new RangeError(`Invalid status code ${status}`);
       const r = new Response(null, { status });
       r.#headers.set("location", new web.URL(String(url)).href);
       web.freezeHeaders(r.#headers);
@@ -484,6 +485,14 @@
     return typeof r.body_base64 === "string" ? Uint8Array.fromBase64(r.body_base64) : native.encode(String(r.body));
   }
 
+  // A request that got no answer (refused, reset, timed out) is a network error, which
+  // fetch reports as node does: TypeError("fetch failed") with the host's error as its cause.
+  // The policy's own refusals (PermissionDenied, LimitExceeded, ...) stay as they are.
+  const NETWORK_FAILURES = ["IOError", "Timeout"];
+  function fetchFailure(e) {
+    return e instanceof Error && NETWORK_FAILURES.includes(e.name) ? new TypeError("fetch failed", { cause: e }) : e;
+  }
+
   // A method, not a constructor, as a built-in operation is.
   const { fetch } = {
     fetch(input, init = {}) {
@@ -509,16 +518,25 @@
       headers: headersForHost(request.headers),
       ...bodyForHost(bytes),
     };
+    // "manual" and "error" both have the host hand back a redirect unfollowed; "error" then
+    // fails as node's fetch does. (Only a non-default mode is sent: recorded requests stay as they were.)
+    if (request.redirect !== "follow") args.redirect = "manual";
     const onAbort = () => reject(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
     submit("net.fetch", args).then(
       (r) => {
         signal.removeEventListener("abort", onAbort);
-        if (!signal.aborted) resolve(web.responseFromHost(r, request.url, request.method));
+        if (signal.aborted) return;
+        // Any redirect status, Location or not (Fetch, "HTTP fetch"; node does the same).
+        if (request.redirect === "error" && REDIRECT_STATUSES.includes(r.status)) {
+          reject(new TypeError("fetch failed", { cause: new Error("unexpected redirect") }));
+        } else {
+          resolve(web.responseFromHost(r, request.url, request.method));
+        }
       },
       (e) => {
         signal.removeEventListener("abort", onAbort);
-        reject(e);
+        reject(fetchFailure(e));
       },
     );
   }

@@ -174,8 +174,10 @@ class Response:
         return f"<Response {self.status} {self.url}>"
 
 
-def _fetch_args(url, method="GET", headers=None, body=None):
+def _fetch_args(url, method="GET", headers=None, body=None, follow_redirects=True):
     args = {"url": str(url), "method": str(method).upper(), "headers": dict(headers or {})}
+    if not follow_redirects:  # the 3xx itself is the Response
+        args["redirect"] = "manual"
     if isinstance(body, (bytes, bytearray, memoryview)):
         data = bytes(body)
         try:
@@ -193,13 +195,13 @@ def _fetch_args(url, method="GET", headers=None, body=None):
     return args
 
 
-def fetch(url, method="GET", headers=None, body=None):
+def fetch(url, method="GET", headers=None, body=None, follow_redirects=True):
     """An HTTP request (policy: network); a Response. Blocks until the answer is in."""
-    return Response(_ops.call("net.fetch", _fetch_args(url, method, headers, body)))
+    return Response(_ops.call("net.fetch", _fetch_args(url, method, headers, body, follow_redirects)))
 
 
-def fetch_async(url, method="GET", headers=None, body=None):
-    return _future("net.fetch", _fetch_args(url, method, headers, body), convert=Response)
+def fetch_async(url, method="GET", headers=None, body=None, follow_redirects=True):
+    return _future("net.fetch", _fetch_args(url, method, headers, body, follow_redirects), convert=Response)
 
 
 def http_get(url, headers=None):
