@@ -184,6 +184,12 @@ def _response_headers(response: Any) -> dict[str, str]:
     return out
 
 
+def _reason(response: Any) -> str:
+    """The server's reason phrase as h11 parsed it, or "" when it is not printable Latin-1 text."""
+    reason = response.reason_phrase
+    return reason if all(c == "\t" or " " <= c <= "~" or "\x80" <= c <= "\xff" for c in reason) else ""
+
+
 def _fetch(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
     url = arg(args, "url", str)
     method = arg(args, "method", str, "GET").upper()
@@ -258,6 +264,7 @@ def _hop(
                 "",
                 {
                     "status": response.status_code,
+                    "status_text": _reason(response),
                     "headers": _response_headers(response),
                     **response_body(data),
                     "url": target.url,

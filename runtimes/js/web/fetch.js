@@ -451,7 +451,8 @@
       web.responseFromHost = (r, requestUrl, method) => {
         const res = new Response(null, { status: 200 });
         res.#status = r.status;
-        res.#statusText = REASONS[r.status] || "";
+        // The server's reason phrase; an answer recorded before the host sent it has the standard one.
+        res.#statusText = typeof r.status_text === "string" ? r.status_text : REASONS[r.status] || "";
         res.#type = "basic";
         res.#url = r.url;
         res.#redirected = r.url !== requestUrl;

@@ -1,6 +1,7 @@
-"""fetch's `redirect` option, against node: "follow" follows, "manual" answers with the
-redirect itself, "error" rejects; and neither of the last two contacts the Location.
-And a request nobody answers rejects as node's does: TypeError("fetch failed")."""
+"""fetch's answers as node has them. The `redirect` option: "follow" follows, "manual"
+answers with the redirect itself, "error" rejects, and neither of the last two contacts
+the Location. `statusText` is the server's reason phrase. A request nobody answers
+rejects with TypeError("fetch failed")."""
 
 from __future__ import annotations
 
@@ -29,6 +30,10 @@ for (const path of ["/moved", "/no-location", "/ok"]) {
 }
 const post = await fetch(base + "/moved", { method: "POST", body: "payload", redirect: "manual" });
 show(["post", post.status, await post.text()]);
+for (const path of ["/reason", "/no-reason", "/ok"]) {
+  const r = await fetch(base + path);
+  show([path, r.status, r.statusText]);
+}
 try {
   await fetch("http://127.0.0.1:__CLOSED__/");
 } catch (e) {
@@ -38,12 +43,20 @@ console.log("done");
 """
 
 
+def _with_reason(handler, status: int, reason: str) -> None:
+    handler.send_response(status, reason)
+    handler.send_header("Content-Length", "0")
+    handler.end_headers()
+
+
 @pytest.fixture
 def server():
     srv = RecordingServer()
     srv.routes["/moved"] = lambda h: reply(h, 302, b"moved", {"Location": "/ok", "Content-Type": "text/plain"})
     srv.routes["/no-location"] = lambda h: reply(h, 302, b"nowhere", {"Content-Type": "text/plain"})
     srv.routes["/ok"] = lambda h: reply(h, 200, b"arrived", {"Content-Type": "text/plain"})
+    srv.routes["/reason"] = lambda h: _with_reason(h, 203, "Fine, Thanks")
+    srv.routes["/no-reason"] = lambda h: _with_reason(h, 200, "")
     yield srv
     srv.close()
 
@@ -68,9 +81,10 @@ def test_redirect_modes_match_node(tmp_path, server):
     assert ["/moved", "error", "TypeError", "fetch failed", "Error: unexpected redirect"] in lines, out
     assert ["/moved", "follow", 200, "OK", "basic", True, False, None, "arrived", True] in lines, out
     assert ["refused", "TypeError", "fetch failed", True, True] in lines, out
+    assert ["/reason", 203, "Fine, Thanks"] in lines and ["/no-reason", 200, ""] in lines, out
     # Each run reached /ok by following /moved once (the GET in "follow") and by asking for
-    # it three times: "manual", "error" and the POST never went there.
-    assert server.paths().count("/ok") == 2 * (1 + 3), server.paths()
+    # it four times: "manual", "error" and the POST never went there.
+    assert server.paths().count("/ok") == 2 * (1 + 4), server.paths()
 
 
 def test_python_can_keep_a_redirect(tmp_path, server):
