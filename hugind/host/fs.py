@@ -15,6 +15,7 @@ sees them, never host paths outside the allowed roots.
 
 from __future__ import annotations
 
+import base64
 import errno
 import os
 import posixpath
@@ -26,7 +27,7 @@ from typing import Any
 
 from hugind.errors import HostCallError, HostIOError, InvalidArgument, LimitHit, NotFound, PermissionDenied
 from hugind.host.openat2 import open_nofollow
-from hugind.host.registry import HostContext, Op, arg
+from hugind.host.registry import HostContext, Op, arg, bytes_arg
 
 MAX_LIST_ENTRIES = 100_000
 MAX_COPY_ENTRIES = 10_000
@@ -216,17 +217,32 @@ def _read_text(ctx: HostContext, args: dict[str, Any]) -> str:
     return _read(ctx, _path(args), "read_text").decode("utf-8", errors="replace")
 
 
-def _read_bytes(ctx: HostContext, args: dict[str, Any]) -> list[int]:
-    return list(_read(ctx, _path(args), "read_bytes"))
+def _read_bytes(ctx: HostContext, args: dict[str, Any]) -> list[int] | str:
+    """The file's bytes as a list of 0..255, or as base64 with ``encoding: "base64"``: a
+    quarter more text than the bytes instead of three to four times, and no list to parse."""
+    encoding = arg(args, "encoding", str, "list")
+    if encoding not in ("list", "base64"):
+        raise InvalidArgument(f"argument 'encoding' must be 'list' or 'base64', got {encoding!r}")
+    data = _read(ctx, _path(args), "read_bytes")
+    return base64.b64encode(data).decode("ascii") if encoding == "base64" else list(data)
 
 
 def _bytes_arg(args: dict[str, Any]) -> bytes:
-    data = arg(args, "data", (str, list))
-    if isinstance(data, str):
-        return data.encode("utf-8")
-    if not all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b <= 255 for b in data):
-        raise InvalidArgument("argument 'data' must be a string or a list of integers 0..255")
-    return bytes(data)
+    data = args.get("data")
+    if data is not None and not isinstance(data, (str, list)):
+        raise InvalidArgument(
+            f"argument 'data' must be a string or a list of integers 0..255, got {type(data).__name__}"
+        )
+    if isinstance(data, list):
+        if "data_base64" in args:
+            raise InvalidArgument("give 'data' or 'data_base64', not both")
+        if not all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b <= 255 for b in data):
+            raise InvalidArgument("argument 'data' must be a string or a list of integers 0..255")
+        return bytes(data)
+    found = bytes_arg(args, "data", "data_base64")
+    if found is None:
+        raise InvalidArgument("missing argument 'data'")
+    return found
 
 
 def _write(ctx: HostContext, path: str, data: bytes, op: str, *, append: bool = False) -> None:

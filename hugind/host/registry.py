@@ -17,6 +17,8 @@ an ``InternalError`` for the guest, which is a bug on our side).
 
 from __future__ import annotations
 
+import base64
+import binascii
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -83,6 +85,26 @@ def arg(args: Mapping[str, Any], name: str, kind: type | tuple[type, ...], defau
     if not isinstance(value, kind):
         raise InvalidArgument(f"argument '{name}' must be {_kind_name(kind)}, got {type(value).__name__}")
     return value
+
+
+def bytes_arg(args: Mapping[str, Any], text: str, encoded: str) -> bytes | None:
+    """Bytes given as ``args[text]`` (a string, sent as its UTF-8) or ``args[encoded]`` (standard
+    base64), one or neither; ``InvalidArgument`` naming the argument that is wrong."""
+    value = arg(args, text, str, None)
+    packed = arg(args, encoded, str, None)
+    if value is not None and packed is not None:
+        raise InvalidArgument(f"give '{text}' or '{encoded}', not both")
+    if packed is not None:
+        try:
+            return base64.b64decode(packed, validate=True)
+        except (binascii.Error, ValueError) as exc:
+            raise InvalidArgument(f"argument '{encoded}' is not base64 ({exc})") from None
+    if value is None:
+        return None
+    try:
+        return value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidArgument(f"argument '{text}' holds a lone surrogate (send bytes as '{encoded}')") from None
 
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:

@@ -46,7 +46,7 @@ OWN_SOURCES = ("json_number.c", "engine_alloc.c")
 # then hugind's fast paths that need their internals (FAST_PATHS: included, not
 # compiled alone).
 QUICKJS_UNITS = {"quickjs.c": "quickjs_hugind.c", "libregexp.c": "libregexp_hugind.c"}
-FAST_PATHS = ("fast_sort.c", "fast_regex.c", "fast_dtoa.c", "fast_stringify.c")
+FAST_PATHS = ("fast_sort.c", "fast_regex.c", "fast_dtoa.c", "fast_stringify.c", "fast_bytes.c")
 # fast_dtoa.c's powers of ten: for m = -k over every k a double's shortest digits
 # need, ceil(10^m * 2^(125 - floor(log2 10^m))), a 126-bit integer, and whether
 # that rounding was inexact; written as hugind_pow10.h beside the prelude. The

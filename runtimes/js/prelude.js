@@ -278,6 +278,28 @@
 
   // ---- globals: capabilities (every one is checked by the host policy) -----
 
+  // fs.write_bytes's data: a string as its UTF-8; bytes (a list of 0..255, a typed array's
+  // or an ArrayBuffer's bytes, as node writes them) as base64, a third more text than the
+  // bytes where a JSON list is three to four times. A list holding anything but integers
+  // 0..255 goes as a list, for the host to refuse naming it. native.listBytes reads a
+  // dense array's values directly (undefined for any other list: this loop does it).
+  const isByte = (b) => Number.isInteger(b) && b >= 0 && b <= 255;
+  function bytesForHost(data) {
+    if (typeof data === "string") return { data };
+    let bytes;
+    if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    else if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
+    else {
+      bytes = Array.isArray(data) ? native.listBytes(data) : undefined;
+      if (bytes === undefined) {
+        const list = Array.from(data);
+        bytes = list.every(isByte) ? Uint8Array.from(list) : null;
+      }
+      if (bytes === null) return { data: Array.from(data) };
+    }
+    return { data_base64: bytes.toBase64() };
+  }
+
   const fs = {
     cwd: () => call("fs.cwd"),
     exists: (path) => callPath("fs.exists", path),
@@ -285,10 +307,9 @@
     is_dir: (path) => callPath("fs.is_dir", path),
     realpath: (path) => callPath("fs.realpath", path),
     read_text: (path) => callPath("fs.read_text", path),
-    read_bytes: (path) => callPath("fs.read_bytes", path),
+    read_bytes: (path) => native.byteList(Uint8Array.fromBase64(call("fs.read_bytes", { path, encoding: "base64" }))),
     write_text: (path, data) => void call("fs.write_text", { path, data: String(data) }),
-    write_bytes: (path, data) =>
-      void call("fs.write_bytes", { path, data: typeof data === "string" ? data : Array.from(data) }),
+    write_bytes: (path, data) => void call("fs.write_bytes", { path, ...bytesForHost(data) }),
     append_text: (path, data) => void call("fs.append_text", { path, data: String(data) }),
     list_dir: (path) => JSON.stringify(callPath("fs.list_dir", path)),
     mkdir: (path, recursive = false) => void call("fs.mkdir", { path, recursive: Boolean(recursive) }),

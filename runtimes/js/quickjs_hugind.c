@@ -36,3 +36,7 @@ static int hugind_js_dtoa(char *buf, double d, int radix, int n_digits, int flag
 /* JSON.stringify without a replacer (hugind_json_stringify, installed by
    shim.c in place of the engine's, which it calls for what it does not handle). */
 #include "fast_stringify.c"
+
+/* Bytes between a Uint8Array and a number[] for fs.read_bytes/write_bytes
+   (native.byteList, native.listBytes). */
+#include "fast_bytes.c"

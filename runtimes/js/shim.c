@@ -732,6 +732,10 @@ static JSValue js_native_digest(JSContext *c, JSValueConst this_val, int argc, J
     return JS_NewUint8ArrayCopy(c, out, out_len);
 }
 
+/* fast_bytes.c (in the QuickJS unit, for the array internals) */
+JSValue hugind_byte_list(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv);
+JSValue hugind_list_bytes(JSContext *c, JSValueConst this_val, int argc, JSValueConst *argv);
+
 static const JSCFunctionListEntry native_funcs[] = {
     JS_CFUNC_DEF("call", 1, js_native_call),
     JS_CFUNC_DEF("submit", 1, js_native_submit),
@@ -742,6 +746,8 @@ static const JSCFunctionListEntry native_funcs[] = {
     JS_CFUNC_DEF("compile", 3, js_native_compile),
     JS_CFUNC_DEF("randomFill", 1, js_native_random_fill),
     JS_CFUNC_DEF("digest", 2, js_native_digest),
+    JS_CFUNC_DEF("byteList", 1, hugind_byte_list),
+    JS_CFUNC_DEF("listBytes", 1, hugind_list_bytes),
 };
 
 /* ---- per-instance state that must not come from a snapshot --------------- */

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import os
 import subprocess
 import sys
@@ -467,3 +468,28 @@ def test_checks_are_safe_from_many_threads(harness, layout):
     assert not errors
     assert h.engine.denials == 80
     assert len(h.audit) == 4 * 20 * 3
+
+
+def test_bytes_ops_take_and_give_a_list_or_base64(harness):
+    """fs.read_bytes/write_bytes: a list of 0..255 (the first form) or base64 (what the
+    JS and Python guests send: tests/runtime/test_fs_bytes.py), both exact."""
+    DATA = bytes(range(256)) * 4
+    h = harness({"filesystem": {"read": ["."], "write": ["."]}})
+    (h.root / "f.bin").write_bytes(DATA[:1000])
+    assert h.call("fs.read_bytes", path="f.bin") == list(DATA[:1000])
+    assert base64.b64decode(h.call("fs.read_bytes", path="f.bin", encoding="base64")) == DATA[:1000]
+    h.call("fs.write_bytes", path="g.bin", data_base64=base64.b64encode(DATA[:500]).decode())
+    assert (h.root / "g.bin").read_bytes() == DATA[:500]
+    h.call("fs.write_bytes", path="h.bin", data=list(DATA[:10]))
+    assert (h.root / "h.bin").read_bytes() == DATA[:10]
+    for bad in (
+        {"encoding": "hex"},
+        {"data": "a", "data_base64": "YQ=="},
+        {"data": [1], "data_base64": "YQ=="},
+        {"data_base64": "no base64!"},
+        {"data": 5},
+        {},
+    ):
+        op = "fs.read_bytes" if "encoding" in bad else "fs.write_bytes"
+        with pytest.raises(InvalidArgument):
+            h.call(op, path="x.bin", **bad)
