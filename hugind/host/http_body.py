@@ -39,3 +39,12 @@ def response_body(data: bytes) -> dict[str, str]:
             "body": data.decode("utf-8", errors="replace"),
             "body_base64": base64.b64encode(data).decode("ascii"),
         }
+
+
+def chunk_event(data: bytes) -> dict[str, str]:
+    """A piece of a streamed body (``net.fetch_stream``): ``chunk`` where its UTF-8 is exact, else
+    ``chunk_base64``. A piece may end inside a character; the guest joins the bytes."""
+    try:
+        return {"chunk": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"chunk_base64": base64.b64encode(data).decode("ascii")}

@@ -19,12 +19,12 @@ from __future__ import annotations
 import threading
 import time
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin
 
 from hugind.errors import HostIOError, InvalidArgument, LimitHit, PermissionDenied, Timeout
-from hugind.host.http_body import request_body, response_body
+from hugind.host.http_body import chunk_event, request_body, response_body
 from hugind.host.registry import HostContext, Op, arg
 
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
@@ -159,21 +159,23 @@ def _send(client: httpx.Client, target: Any, method: str, headers: dict[str, str
     raise HostIOError(f"network: cannot connect to {target.host} port {target.port}") from last
 
 
-def _read_body(response: Any, cap: int, deadline: float, ctx: HostContext) -> bytes:
+def _read_body(response: Any, cap: int, deadline: float, ctx: HostContext, emit: Callable[[bytes], None]) -> None:
+    """Hand each piece of the decoded body to ``emit`` as it arrives, within ``cap`` bytes."""
     decoder = BoundedDecoder(response.headers.get("content-encoding", ""))
-    parts: list[bytes] = []
     total = 0
     for raw in response.iter_raw():
+        pieces = []
         for piece in decoder.feed(raw):
             total += len(piece)
             if total > cap:
                 raise LimitHit(f"network: response body exceeds max_response_bytes ({cap} bytes)")
-            parts.append(piece)
+            pieces.append(piece)
+        if pieces:
+            emit(b"".join(pieces))
         if time.monotonic() > deadline:
             raise Timeout("network: the response did not finish within the timeout")
         if ctx.cancelled.is_set():
             raise Timeout("network: the run was cancelled")
-    return b"".join(parts)
 
 
 def _response_headers(response: Any) -> dict[str, str]:
@@ -190,7 +192,14 @@ def _reason(response: Any) -> str:
     return reason if all(c == "\t" or " " <= c <= "~" or "\x80" <= c <= "\xff" for c in reason) else ""
 
 
-def _fetch(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
+def _fetch_stream(ctx: HostContext, args: dict[str, Any], progress: Callable[[Any], None]) -> dict[str, Any]:
+    """``net.fetch`` whose answer arrives as it comes: a ``head`` event (status, headers, url),
+    then each piece of the body as a ``chunk`` (or ``chunk_base64``) event; the reply is the
+    body's length. What the policy checks, and how, is ``net.fetch``'s."""
+    return _fetch(ctx, args, progress)
+
+
+def _fetch(ctx: HostContext, args: dict[str, Any], progress: Callable[[Any], None] | None = None) -> dict[str, Any]:
     url = arg(args, "url", str)
     method = arg(args, "method", str, "GET").upper()
     if method not in METHODS:
@@ -214,7 +223,9 @@ def _fetch(ctx: HostContext, args: dict[str, Any]) -> dict[str, Any]:
 
     with httpx.Client(trust_env=False, follow_redirects=False, http2=False, verify=_tls_context()) as client:
         while True:
-            status, location, result = _hop(client, target, method, headers, body, deadline, ctx, redirect == "follow")
+            status, location, result = _hop(
+                client, target, method, headers, body, deadline, ctx, redirect == "follow", progress
+            )
             if result is not None:
                 return result
             if hops >= net.max_redirects:
@@ -242,9 +253,11 @@ def _hop(
     deadline: float,
     ctx: HostContext,
     follow: bool,
+    progress: Callable[[Any], None] | None,
 ) -> tuple[int, str, dict[str, Any] | None]:
     """One request: (status, location, None) for a redirect to follow, else the final result
-    (a redirect itself when not following: ``redirect: "manual"``)."""
+    (a redirect itself when not following: ``redirect: "manual"``), whole or, given
+    ``progress``, streamed through it."""
     import httpx
 
     left = deadline - time.monotonic()
@@ -258,18 +271,27 @@ def _hop(
             if follow and response.status_code in REDIRECTS and location:
                 return response.status_code, location, None
             cap = ctx.policy.policy.net.max_response_bytes
-            data = b"" if method == "HEAD" else _read_body(response, cap, deadline, ctx)
-            return (
-                response.status_code,
-                "",
-                {
-                    "status": response.status_code,
-                    "status_text": _reason(response),
-                    "headers": _response_headers(response),
-                    **response_body(data),
-                    "url": target.url,
-                },
-            )
+            head = {
+                "status": response.status_code,
+                "status_text": _reason(response),
+                "headers": _response_headers(response),
+            }
+            if progress is not None:
+                progress({"head": {**head, "url": target.url}})
+                length = 0
+
+                def emit(piece: bytes) -> None:
+                    nonlocal length
+                    length += len(piece)
+                    progress(chunk_event(piece))
+
+                if method != "HEAD":
+                    _read_body(response, cap, deadline, ctx, emit)
+                return response.status_code, "", {"length": length}
+            parts: list[bytes] = []
+            if method != "HEAD":
+                _read_body(response, cap, deadline, ctx, parts.append)
+            return response.status_code, "", {**head, **response_body(b"".join(parts)), "url": target.url}
         finally:
             response.close()
     except httpx.TimeoutException:
@@ -280,4 +302,7 @@ def _hop(
         raise HostIOError(f"network: request to {target.host} failed ({exc.__class__.__name__})") from None
 
 
-OPS: tuple[Op, ...] = (Op("net.fetch", _fetch, is_async=True, blocking=True),)
+OPS: tuple[Op, ...] = (
+    Op("net.fetch", _fetch, is_async=True, blocking=True),
+    Op("net.fetch_stream", _fetch_stream, is_async=True, streams=True),
+)

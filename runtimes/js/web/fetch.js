@@ -1,9 +1,10 @@
 // Request, Response and fetch (Fetch standard; Headers is headers.js). A Response's body is
-// also a ReadableStream (streams.js) of the whole body as one chunk.
-// fetch is the host op net.fetch, checked by the policy like every call; the
-// op answers {status, headers, body, body_base64?, url}, and a Response's
-// bytes are the bytes the server sent. An aborted fetch rejects at once with the
-// signal's reason; the host request may still finish, and its answer is dropped.
+// also a ReadableStream (streams.js).
+// fetch is the host op net.fetch_stream, checked by the policy like every call: its
+// events are the answer's head, then each piece of the body as the host reads it (text,
+// or base64 where a piece is not UTF-8: the bytes the server sent). An aborted fetch
+// rejects at once with the signal's reason, or errors the body being read; the host
+// request may still finish, and its answer is dropped.
 (function (web) {
   const { install, submit, native } = web;
 
@@ -448,7 +449,7 @@
     static {
       // A Response for the host's answer. Its headers also keep each header as
       // an own property, as fetch's plain-object headers had them before.
-      web.responseFromHost = (r, requestUrl, method) => {
+      web.responseFromHost = (r, requestUrl, method, body) => {
         const res = new Response(null, { status: 200 });
         res.#status = r.status;
         // The server's reason phrase; an answer recorded before the host sent it has the standard one.
@@ -465,7 +466,7 @@
         res.#headers = web.freezeHeaders(headers);
         // A HEAD answer and the null-body statuses have no body at all (body is null).
         const nullBody = method === "HEAD" || [101, 103, 204, 205, 304].includes(r.status);
-        web.setBody(res, nullBody ? null : hostBytes(r));
+        if (!nullBody) web.setBodyStream(res, body);
         return res;
       };
     }
@@ -482,8 +483,8 @@
       return { body_base64: bytes.toBase64() };
     }
   }
-  function hostBytes(r) {
-    return typeof r.body_base64 === "string" ? Uint8Array.fromBase64(r.body_base64) : native.encode(String(r.body));
+  function chunkBytes(event) {
+    return typeof event.chunk_base64 === "string" ? Uint8Array.fromBase64(event.chunk_base64) : native.encode(event.chunk);
   }
 
   // A request that got no answer (refused, reset, timed out) is a network error, which
@@ -522,22 +523,49 @@
     // "manual" and "error" both have the host hand back a redirect unfollowed; "error" then
     // fails as node's fetch does. (Only a non-default mode is sent: recorded requests stay as they were.)
     if (request.redirect !== "follow") args.redirect = "manual";
-    const onAbort = () => reject(signal.reason);
+    // The answer streams in (net.fetch_stream): fetch resolves with the head, as node's
+    // does, and the body gets each piece as the host reads it; the op's reply closes it.
+    let settled = false; // the fetch promise, resolved with the head or rejected
+    let controller = null; // the body's, from the head until the reply or an error
+    const fail = (reason) => {
+      if (!settled) {
+        settled = true;
+        reject(reason);
+      } else if (controller !== null) {
+        controller.error(reason);
+        controller = null;
+      }
+    };
+    const onAbort = () => fail(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
-    submit("net.fetch", args).then(
-      (r) => {
+    const onEvent = (event) => {
+      if (event.head === undefined) {
+        if (controller !== null) controller.enqueue(chunkBytes(event));
+        return;
+      }
+      if (settled) return; // aborted before the head came
+      settled = true;
+      // Any redirect status, Location or not (Fetch, "HTTP fetch"; node does the same).
+      if (request.redirect === "error" && REDIRECT_STATUSES.includes(event.head.status)) {
+        reject(new TypeError("fetch failed", { cause: new Error("unexpected redirect") }));
+        return;
+      }
+      const body = new web.ReadableStream({
+        start(c) {
+          controller = c;
+        },
+      });
+      resolve(web.responseFromHost(event.head, request.url, request.method, body));
+    };
+    submit("net.fetch_stream", args, onEvent).then(
+      () => {
         signal.removeEventListener("abort", onAbort);
-        if (signal.aborted) return;
-        // Any redirect status, Location or not (Fetch, "HTTP fetch"; node does the same).
-        if (request.redirect === "error" && REDIRECT_STATUSES.includes(r.status)) {
-          reject(new TypeError("fetch failed", { cause: new Error("unexpected redirect") }));
-        } else {
-          resolve(web.responseFromHost(r, request.url, request.method));
-        }
+        if (controller !== null) controller.close();
+        controller = null;
       },
       (e) => {
         signal.removeEventListener("abort", onAbort);
-        reject(fetchFailure(e));
+        fail(fetchFailure(e));
       },
     );
   }

@@ -507,6 +507,7 @@
       },
     });
   web.isReadableStream = (x) => x instanceof ReadableStream;
+  web.ReadableStream = ReadableStream; // fetch's bodies: the class, whatever an agent does to the global
 
   // Blob.prototype.stream (File API): the blob's bytes as one chunk (a
   // default stream: byte streams and BYOB readers are not here).
