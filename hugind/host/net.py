@@ -159,8 +159,9 @@ def _send(client: httpx.Client, target: Any, method: str, headers: dict[str, str
     raise HostIOError(f"network: cannot connect to {target.host} port {target.port}") from last
 
 
-def _read_body(response: Any, cap: int, deadline: float, ctx: HostContext, emit: Callable[[bytes], None]) -> None:
-    """Hand each piece of the decoded body to ``emit`` as it arrives, within ``cap`` bytes."""
+def _read_body(response: Any, cap: int, deadline: float, ctx: HostContext, emit: Callable[[bytes], None]) -> int:
+    """Hand each piece of the decoded body to ``emit`` as it arrives, within ``cap`` bytes; the
+    body's length."""
     decoder = BoundedDecoder(response.headers.get("content-encoding", ""))
     total = 0
     for raw in response.iter_raw():
@@ -176,6 +177,7 @@ def _read_body(response: Any, cap: int, deadline: float, ctx: HostContext, emit:
             raise Timeout("network: the response did not finish within the timeout")
         if ctx.cancelled.is_set():
             raise Timeout("network: the run was cancelled")
+    return total
 
 
 def _response_headers(response: Any) -> dict[str, str]:
@@ -279,14 +281,8 @@ def _hop(
             if progress is not None:
                 progress({"head": {**head, "url": target.url}})
                 length = 0
-
-                def emit(piece: bytes) -> None:
-                    nonlocal length
-                    length += len(piece)
-                    progress(chunk_event(piece))
-
                 if method != "HEAD":
-                    _read_body(response, cap, deadline, ctx, emit)
+                    length = _read_body(response, cap, deadline, ctx, lambda piece: progress(chunk_event(piece)))
                 return response.status_code, "", {"length": length}
             parts: list[bytes] = []
             if method != "HEAD":

@@ -344,18 +344,6 @@
 
   // ---- Response ---------------------------------------------------------------------
 
-  // The host reports no reason phrase; these are the standard ones.
-  const REASONS = {
-    200: "OK", 201: "Created", 202: "Accepted", 204: "No Content", 206: "Partial Content",
-    301: "Moved Permanently", 302: "Found", 303: "See Other", 304: "Not Modified",
-    307: "Temporary Redirect", 308: "Permanent Redirect", 400: "Bad Request", 401: "Unauthorized",
-    403: "Forbidden", 404: "Not Found", 405: "Method Not Allowed", 408: "Request Timeout",
-    409: "Conflict", 410: "Gone", 413: "Content Too Large", 415: "Unsupported Media Type",
-    418: "I'm a Teapot", 422: "Unprocessable Content", 429: "Too Many Requests",
-    500: "Internal Server Error", 501: "Not Implemented", 502: "Bad Gateway",
-    503: "Service Unavailable", 504: "Gateway Timeout",
-  };
-
   class Response extends Body {
     #status = 200;
     #statusText = "";
@@ -452,8 +440,7 @@
       web.responseFromHost = (r, requestUrl, method, body) => {
         const res = new Response(null, { status: 200 });
         res.#status = r.status;
-        // The server's reason phrase; an answer recorded before the host sent it has the standard one.
-        res.#statusText = typeof r.status_text === "string" ? r.status_text : REASONS[r.status] || "";
+        res.#statusText = r.status_text; // the server's reason phrase
         res.#type = "basic";
         res.#url = r.url;
         res.#redirected = r.url !== requestUrl;
@@ -521,7 +508,7 @@
       ...bodyForHost(bytes),
     };
     // "manual" and "error" both have the host hand back a redirect unfollowed; "error" then
-    // fails as node's fetch does. (Only a non-default mode is sent: recorded requests stay as they were.)
+    // fails as node's fetch does.
     if (request.redirect !== "follow") args.redirect = "manual";
     // The answer streams in (net.fetch_stream): fetch resolves with the head, as node's
     // does, and the body gets each piece as the host reads it; the op's reply closes it.
