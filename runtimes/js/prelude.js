@@ -290,12 +290,14 @@
     if (ArrayBuffer.isView(data)) bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     else if (data instanceof ArrayBuffer) bytes = new Uint8Array(data);
     else {
+      // An iterable is read once (a generator has nothing left for a second Array.from).
+      let list = data;
       bytes = Array.isArray(data) ? native.listBytes(data) : undefined;
       if (bytes === undefined) {
-        const list = Array.from(data);
+        list = Array.from(data);
         bytes = list.every(isByte) ? Uint8Array.from(list) : null;
       }
-      if (bytes === null) return { data: Array.from(data) };
+      if (bytes === null) return { data: Array.from(list) };
     }
     return { data_base64: bytes.toBase64() };
   }

@@ -41,7 +41,7 @@ for (const [name, data] of Object.entries(writes)) fs.write_bytes(`out_${name}.b
 const refused = {};
 for (const [name, data] of Object.entries({
   big: [1, 256], negative: [-1], fraction: [1.5], nan: [NaN], string: ["1"], nulls: [null], sparse,
-  object: [{ valueOf: () => 1 }], bool: [true],
+  object: [{ valueOf: () => 1 }], bool: [true], generator: (function* () { yield 1; yield 256; })(),
 })) {
   try {
     fs.write_bytes(`bad_${name}.bin`, data);
@@ -81,7 +81,7 @@ def test_js_bytes_round_trip_in_every_form(tmp_path):
     for name, outcome in refused.items():
         assert outcome.startswith("InvalidArgument: ") and "'data'" in outcome, (name, outcome)
         assert not (agent / f"bad_{name}.bin").exists(), name
-    assert len(refused) == 9
+    assert len(refused) == 10
 
 
 def test_python_bytes_round_trip(tmp_path):
