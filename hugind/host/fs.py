@@ -219,7 +219,7 @@ def _read_text(ctx: HostContext, args: dict[str, Any]) -> str:
 
 def _read_bytes(ctx: HostContext, args: dict[str, Any]) -> list[int] | str:
     """The file's bytes as a list of 0..255, or as base64 with ``encoding: "base64"``: a
-    quarter more text than the bytes instead of three to four times, and no list to parse."""
+    third more text than the bytes instead of three to four times, and no list to parse."""
     encoding = arg(args, "encoding", str, "list")
     if encoding not in ("list", "base64"):
         raise InvalidArgument(f"argument 'encoding' must be 'list' or 'base64', got {encoding!r}")
